@@ -1,0 +1,1 @@
+"""livetools plugin: Asking the human: ask_user (not implemented yet)."""

@@ -1,0 +1,1 @@
+"""livetools plugin: Structural search and rewrite: ast_grep, ast_edit, resolve (not implemented yet)."""

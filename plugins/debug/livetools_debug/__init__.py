@@ -1,0 +1,1 @@
+"""livetools plugin: Debugger over the Debug Adapter Protocol: debug (not implemented yet)."""

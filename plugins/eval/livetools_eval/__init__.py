@@ -1,0 +1,1 @@
+"""livetools plugin: Persistent interpreters: eval (not implemented yet)."""
