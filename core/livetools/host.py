@@ -1,0 +1,92 @@
+"""The host: loads plugins once, knows the surfaces, opens runs."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Generator, Iterable
+from pathlib import Path
+from typing import Any
+
+from .hooks import Plugins
+from .ports import Ports
+from .run import Run
+from .tiers import BUILTIN_SURFACES, Surface, Tier
+
+
+class Host:
+    """`Host()` loads every plugin of the entry-point group `livetools` (subject to
+    LIVETOOLS_DISABLE_PLUGINS / LIVETOOLS_PLUGINS); `plugins` adds objects directly, e.g. a
+    harness's own plugin or a test's."""
+
+    def __init__(
+        self,
+        plugins: Iterable[object | tuple[str, object]] = (),
+        *,
+        entry_points: bool = True,
+    ) -> None:
+        self.plugins = Plugins()
+        self.plugins.add_all(plugins)
+        if entry_points:
+            self.plugins.load_entry_points()
+        self.plugins.pm.hook.livetools_addhooks.call_historic(
+            kwargs={"pluginmanager": self.plugins.pm}
+        )
+        self.plugins.check_unknown_hooks()
+        self.surfaces: dict[str, Surface] = dict(BUILTIN_SURFACES)
+
+    def define_surface(
+        self, name: str, tiers: Iterable[Tier | str], exclude: Iterable[str] = ()
+    ) -> Surface:
+        """A harness's own surface, e.g. `define_surface("reviewer", ["read", "exec"])`."""
+        surface = Surface(name, frozenset(Tier(t) for t in tiers), frozenset(exclude))
+        self.surfaces[name] = surface
+        return surface
+
+    def surface(self, surface: str | Surface) -> Surface:
+        if isinstance(surface, Surface):
+            return surface
+        try:
+            return self.surfaces[surface]
+        except KeyError:
+            raise KeyError(
+                f"unknown surface {surface!r}; surfaces: {', '.join(self.surfaces)}"
+            ) from None
+
+    def open_run(
+        self,
+        root: str | Path = ".",
+        *,
+        conversation_id: str | None = None,
+        ports: Ports | None = None,
+        options: dict[str, Any] | None = None,
+    ) -> _RunOpener:
+        """`run = await host.open_run(root)` or `async with host.open_run(root) as run:`."""
+        path = Path(root).resolve()
+        if not path.is_dir():
+            raise NotADirectoryError(f"run root {root} is not a directory")
+        run = Run(
+            self, path, conversation_id or uuid.uuid4().hex, ports or Ports(), dict(options or {})
+        )
+        return _RunOpener(run)
+
+
+class _RunOpener:
+    def __init__(self, run: Run) -> None:
+        self._run = run
+
+    def __await__(self) -> Generator[Any, None, Run]:
+        return self._open().__await__()
+
+    async def _open(self) -> Run:
+        try:
+            await self._run._open()
+        except BaseException:
+            await self._run.aclose()
+            raise
+        return self._run
+
+    async def __aenter__(self) -> Run:
+        return await self._open()
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self._run.aclose()

@@ -1,0 +1,351 @@
+"""The run: one conversation's session on one checkout. It owns the resources plugins connected,
+decides which tools a surface sees, and is the only path by which a tool is called."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import inspect
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
+from contextlib import AbstractAsyncContextManager, AsyncExitStack, asynccontextmanager
+from contextvars import ContextVar
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from pydantic import ValidationError
+
+from .files.paths import resolve_path
+from .ports import ApprovalRequest, Ports
+from .resources import Resource
+from .results import Result, ToolError
+from .tiers import Surface, Tier
+from .tools import CallContext, DuplicateToolError, Registry, Tool
+
+if TYPE_CHECKING:
+    from .host import Host
+
+T = TypeVar("T")
+
+# Names of the serialized tools whose call is on the current task's stack: a tool that re-enters
+# itself (a cell calling eval) would wait on its own lock forever.
+_HELD: ContextVar[frozenset[str]] = ContextVar("livetools_held", default=frozenset())
+
+RESOURCE_CLOSE_TIMEOUT = 15.0
+OBSERVER_TIMEOUT = 30.0
+
+
+async def maybe_await(value: T | Awaitable[T]) -> T:
+    """Hooks and ports may answer with a value or an awaitable (datasette's convention)."""
+    if inspect.isawaitable(value):
+        return await value
+    return value
+
+
+def usage_error(text: str) -> Result:
+    """An error in how the tool was called (unknown tool, not on this surface, bad arguments):
+    the CLI exits 2 for these, 1 for errors the tool itself reports."""
+    return Result(text=text, data={"error": "usage"}, is_error=True)
+
+
+def is_usage_error(result: Result) -> bool:
+    return result.is_error and isinstance(result.data, dict) and result.data.get("error") == "usage"
+
+
+def format_validation_error(tool: Tool, exc: ValidationError) -> str:
+    problems = []
+    for err in exc.errors(include_url=False):
+        where = ".".join(str(p) for p in err["loc"]) or "arguments"
+        got = err.get("input")
+        shown = "" if err["type"] == "missing" else f" (got {got!r:.80})"
+        problems.append(f"{where}: {err['msg']}{shown}")
+    fields = ", ".join(tool.args.model_fields) or "no arguments"
+    return f"invalid arguments for {tool.name}: " + "; ".join(problems) + f". Expected: {fields}."
+
+
+class Run:
+    def __init__(
+        self,
+        host: Host,
+        root: Path,
+        conversation_id: str,
+        ports: Ports,
+        options: dict[str, Any],
+    ) -> None:
+        self.host = host
+        self.root = root
+        self.conversation_id = conversation_id
+        self.ports = ports
+        self.options = options
+        self.resources: dict[str, Resource] = {}
+        self.problems: list[str] = []
+        self.registry = Registry()
+        self._locks: dict[str, asyncio.Lock] = {}
+        self._listeners: list[Callable[[], object]] = []
+        self._inflight: set[asyncio.Task[Any]] = set()
+        self._closed = False
+
+    # -- opening -----------------------------------------------------------------------------
+
+    async def _open(self) -> None:
+        for impl in self.host.plugins.impls("livetools_resources"):
+            try:
+                offered = await maybe_await(impl.function(run=self))
+            except Exception as exc:
+                self.problems.append(
+                    f"plugin {impl.plugin_name}: resource discovery failed: "
+                    f"{type(exc).__name__}: {exc}"
+                )
+                continue
+            for resource in _as_list(offered):
+                self._attach(resource, impl.plugin_name)
+
+        for impl in self.host.plugins.impls("livetools_register_tools"):
+            plugin = impl.plugin_name
+
+            def register(tool: Tool, _plugin: str = plugin) -> None:
+                self.registry.register(tool, _plugin)
+
+            kwargs = {"register": register, "run": self}
+            try:
+                await maybe_await(impl.function(**{k: kwargs[k] for k in impl.argnames}))
+            except DuplicateToolError as exc:
+                self.problems.append(str(exc))
+            except Exception as exc:
+                self.problems.append(
+                    f"plugin {plugin}: tool registration failed: {type(exc).__name__}: {exc}"
+                )
+
+    def _attach(self, resource: Resource, plugin: str) -> None:
+        if not resource.key:
+            self.problems.append(f"plugin {plugin}: resource {resource!r} has no key")
+        elif resource.key in self.resources:
+            self.problems.append(f"plugin {plugin}: resource {resource.key!r} is already connected")
+        else:
+            self.resources[resource.key] = resource
+
+    # -- the tool set ------------------------------------------------------------------------
+
+    def connect(self, resource: Resource) -> None:
+        """Connect a resource mid-run (e.g. vibe mode switched on); listeners hear the change."""
+        self._attach(resource, "run")
+        self._changed()
+
+    async def disconnect(self, key: str) -> None:
+        resource = self.resources.pop(key, None)
+        if resource is not None:
+            await _close_bounded(resource, self.problems)
+            self._changed()
+
+    def on_tools_changed(self, listener: Callable[[], object]) -> None:
+        self._listeners.append(listener)
+
+    def _changed(self) -> None:
+        for listener in list(self._listeners):
+            listener()
+
+    def resource(self, key: str) -> Any:
+        return self.resources.get(key)
+
+    def _live(self, tool: Tool) -> bool:
+        return tool.resource is None or tool.resource in self.resources
+
+    def tools(self, surface: str | Surface = "agent") -> list[Tool]:
+        s = self.host.surface(surface)
+        return [t for t in self.registry.all() if self._live(t) and s.admits(t.name, t.tier)]
+
+    def schemas(
+        self, surface: str | Surface = "agent", format: str = "mcp"
+    ) -> list[dict[str, Any]]:
+        from .schemas import export
+
+        return export(self.tools(surface), format)
+
+    # -- calling -----------------------------------------------------------------------------
+
+    async def call(
+        self, name: str, args: dict[str, Any] | None = None, *, surface: str | Surface = "agent"
+    ) -> Result:
+        """Call a tool as `surface` sees it. Never raises for anything the caller did wrong:
+        unknown tools, bad arguments, refusals, timeouts and handler failures are all results."""
+        if self._closed:
+            return Result.error("this run is closed; open a new run")
+        try:
+            s = self.host.surface(surface)
+        except KeyError as exc:
+            return usage_error(str(exc.args[0]))
+        tool = self.registry.get(name)
+        if tool is None or not self._live(tool) or not s.admits(tool.name, tool.tier):
+            names = ", ".join(t.name for t in self.tools(s)) or "none"
+            return usage_error(f'unknown tool "{name}" on surface "{s.name}"; tools here: {names}')
+        args = args if args is not None else {}
+        unknown = _unknown_arguments(tool, args)
+        if unknown:
+            return usage_error(
+                f"unknown argument {', '.join(map(repr, unknown))} for {tool.name}; "
+                f"arguments: {', '.join(tool.args.model_fields) or 'none'}"
+            )
+        try:
+            model = tool.args.model_validate(args)
+        except ValidationError as exc:
+            return usage_error(format_validation_error(tool, exc))
+        if tool.tier is not Tier.READ and self.ports.approve is not None:
+            request = ApprovalRequest(tool.name, tool.tier, dict(args or {}), s.name)
+            if not await maybe_await(self.ports.approve(request)):
+                return Result.error(
+                    f"the operator declined this {tool.name} call; nothing was done. "
+                    "Ask what they want instead, or try a different approach."
+                )
+        ctx = CallContext(self, tool, s, self.resources.get(tool.resource or ""))
+        return await self._invoke(tool, ctx, model)
+
+    async def _invoke(self, tool: Tool, ctx: CallContext, model: Any) -> Result:
+        held = _HELD.get()
+        if not tool.parallel_safe and tool.name in held:
+            return Result.error(f"{tool.name} cannot be called from inside its own call")
+        timeout = float(self.options.get("call_timeouts", {}).get(tool.name, tool.timeout))
+        task = asyncio.current_task()
+        if task is not None:
+            self._inflight.add(task)
+        try:
+            async with contextlib.AsyncExitStack() as stack:
+                if not tool.parallel_safe:
+                    await stack.enter_async_context(
+                        self._locks.setdefault(tool.name, asyncio.Lock())
+                    )
+                    token = _HELD.set(held | {tool.name})
+                    stack.callback(_HELD.reset, token)
+                async with asyncio.timeout(timeout):
+                    out = await tool.handler(ctx, model)
+        except TimeoutError:
+            return Result.error(
+                f"{tool.name} timed out after {timeout:g}s and was stopped; "
+                "try a smaller request or a narrower path"
+            )
+        except ToolError as exc:
+            return Result.error(str(exc))
+        except asyncio.CancelledError:
+            if self._closed:
+                return Result.error("the run was closed while this call was in progress")
+            raise
+        except Exception as exc:
+            return Result.error(f"{tool.name} failed: {type(exc).__name__}: {exc}")
+        finally:
+            if task is not None:
+                self._inflight.discard(task)
+        return Result(text=out) if isinstance(out, str) else out
+
+    # -- write wrapping ----------------------------------------------------------------------
+
+    @asynccontextmanager
+    async def writing(self, paths: Iterable[str | Path]) -> AsyncIterator[list[str]]:
+        """Wrap a file write of the run: observers see the paths before and after, and append
+        notes to the yielded list on exit (read it after the block)."""
+        resolved = [resolve_path(self.root, p) for p in paths]
+        notes: list[str] = []
+        async with AsyncExitStack() as stack:
+            for impl in self.host.plugins.impls("livetools_observe_write"):
+                try:
+                    cm = impl.function(run=self, paths=resolved, notes=notes)
+                    if cm is not None:
+                        await stack.enter_async_context(_guarded(cm, impl.plugin_name, notes))
+                except Exception as exc:
+                    notes.append(f"{impl.plugin_name}: write observer failed: {exc}")
+            yield notes
+
+    def wrap_write(
+        self, paths: Callable[..., Iterable[str | Path]]
+    ) -> Callable[[Callable[..., Awaitable[T]]], Callable[..., Awaitable[tuple[T, list[str]]]]]:
+        """Decorator form of `writing` for a harness's write function; `paths(*args, **kwargs)`
+        names the files it writes. The wrapped function returns `(value, notes)`."""
+
+        def decorate(
+            fn: Callable[..., Awaitable[T]],
+        ) -> Callable[..., Awaitable[tuple[T, list[str]]]]:
+            async def wrapper(*args: Any, **kwargs: Any) -> tuple[T, list[str]]:
+                async with self.writing(paths(*args, **kwargs)) as notes:
+                    value = await fn(*args, **kwargs)
+                return value, notes
+
+            return wrapper
+
+        return decorate
+
+    # -- closing -----------------------------------------------------------------------------
+
+    async def aclose(self) -> None:
+        """Close every resource, bounded, even when the closing task itself is cancelled."""
+        if self._closed:
+            return
+        self._closed = True
+        current = asyncio.current_task()
+        for task in list(self._inflight):
+            if task is not current:
+                task.cancel()
+        closing = asyncio.ensure_future(self._close_resources())
+        cancelled = False
+        while not closing.done():
+            try:
+                await asyncio.shield(closing)
+            except asyncio.CancelledError:
+                cancelled = True
+        if cancelled:
+            raise asyncio.CancelledError
+
+    async def _close_resources(self) -> None:
+        for key in reversed(list(self.resources)):
+            await _close_bounded(self.resources.pop(key), self.problems)
+
+    async def __aenter__(self) -> Run:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
+
+
+async def _close_bounded(resource: Resource, problems: list[str]) -> None:
+    try:
+        async with asyncio.timeout(RESOURCE_CLOSE_TIMEOUT):
+            await resource.aclose()
+    except Exception as exc:
+        problems.append(f"closing {resource.key} failed: {type(exc).__name__}: {exc}")
+
+
+def _unknown_arguments(tool: Tool, args: dict[str, Any]) -> list[str]:
+    """A misspelled argument would otherwise be dropped silently and the call run with a default."""
+    if tool.args.model_config.get("extra") == "allow":
+        return []
+    known = set(tool.args.model_fields)
+    known |= {f.alias for f in tool.args.model_fields.values() if f.alias}
+    return sorted(k for k in args if k not in known)
+
+
+def _as_list(offered: Resource | list[Resource] | None) -> list[Resource]:
+    if offered is None:
+        return []
+    if isinstance(offered, Resource):
+        return [offered]
+    return list(offered)
+
+
+@asynccontextmanager
+async def _guarded(
+    cm: AbstractAsyncContextManager[Any], plugin: str, notes: list[str]
+) -> AsyncIterator[None]:
+    """An observer's failure or slowness becomes a note; it never fails or hangs the write."""
+    try:
+        async with asyncio.timeout(OBSERVER_TIMEOUT):
+            await cm.__aenter__()
+    except Exception as exc:
+        notes.append(f"{plugin}: write observer failed before the write: {exc}")
+        yield
+        return
+    try:
+        yield
+    except BaseException as exc:
+        await cm.__aexit__(type(exc), exc, exc.__traceback__)
+        raise
+    try:
+        async with asyncio.timeout(OBSERVER_TIMEOUT):
+            await cm.__aexit__(None, None, None)
+    except Exception as exc:
+        notes.append(f"{plugin}: write observer failed after the write: {exc}")
