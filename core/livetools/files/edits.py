@@ -127,7 +127,8 @@ class StagedEdit:
                     if change.original is not None:
                         change.path.unlink()
                 else:
-                    _replace(temps.pop(change.path), change.path)
+                    _replace(temps[change.path], change.path)
+                    del temps[change.path]
                 done.append(change)
         except OSError as exc:
             for change in reversed(done):

@@ -6,8 +6,10 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from ..results import ToolError
 
-class PathError(ValueError):
+
+class PathError(ToolError, ValueError):
     """A path argument that cannot be used; the message says why and what to pass instead."""
 
 

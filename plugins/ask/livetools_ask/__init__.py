@@ -1,1 +1,1 @@
-"""livetools plugin: Asking the human: ask_user (not implemented yet)."""
+"""livetools plugin ask: not implemented yet (see its README)."""

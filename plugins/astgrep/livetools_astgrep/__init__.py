@@ -1,1 +1,1 @@
-"""livetools plugin: Structural search and rewrite: ast_grep, ast_edit, resolve (not implemented yet)."""
+"""livetools plugin astgrep: not implemented yet (see its README)."""

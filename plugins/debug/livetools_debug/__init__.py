@@ -1,1 +1,1 @@
-"""livetools plugin: Debugger over the Debug Adapter Protocol: debug (not implemented yet)."""
+"""livetools plugin debug: not implemented yet (see its README)."""

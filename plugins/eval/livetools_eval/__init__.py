@@ -1,1 +1,1 @@
-"""livetools plugin: Persistent interpreters: eval (not implemented yet)."""
+"""livetools plugin eval: not implemented yet (see its README)."""

@@ -1,1 +1,1 @@
-"""livetools plugin: Language servers: lsp, lsp_rename and diagnostics on write (not implemented yet)."""
+"""livetools plugin lsp: not implemented yet (see its README)."""
