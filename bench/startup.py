@@ -11,6 +11,7 @@ import statistics
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 
 def timed(argv: list[str]) -> float:
@@ -19,10 +20,26 @@ def timed(argv: list[str]) -> float:
     return time.perf_counter() - started
 
 
+def compile_bytecode() -> None:
+    """pip byte-compiles at install time, uv does not; with PYTHONDONTWRITEBYTECODE set, every
+    start would recompile pydantic. Measure what an installed livetools costs."""
+    import compileall
+    import sysconfig
+
+    for path in {sysconfig.get_paths()["purelib"], sysconfig.get_paths()["platlib"]}:
+        compileall.compile_dir(path, quiet=1, workers=0)
+    import livetools
+
+    compileall.compile_dir(livetools.__path__[0], quiet=1)
+    for plugin in Path(livetools.__path__[0]).parents[1].glob("plugins/*/livetools_*"):
+        compileall.compile_dir(plugin, quiet=1)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--runs", type=int, default=15)
     runs = parser.parse_args().runs
+    compile_bytecode()
     bare_argv = [sys.executable, "-c", "pass"]
     tools_argv = [sys.executable, "-m", "livetools.faces.cli", "tools", "--format", "json"]
     timed(bare_argv), timed(tools_argv)  # warm the file cache

@@ -208,14 +208,7 @@ def render_status(report: dict[str, Any]) -> str:
 def cmd_serve(args: argparse.Namespace) -> int:
     from .mcp_server import main as serve
 
-    host_surface = resolve_surface(Host(entry_points=False), args.surface)
-    return serve(
-        _root(args),
-        host_surface.name
-        if host_surface.name in BUILTIN_SURFACES
-        else ",".join(sorted(t.value for t in host_surface.tiers)),
-        _options(args),
-    )
+    return serve(_root(args), args.surface, _options(args))
 
 
 # -- parsing ---------------------------------------------------------------------------------
