@@ -1,1 +1,48 @@
-"""livetools plugin debug: not implemented yet (see its README)."""
+"""livetools plugin `debug`: the `debug` tool over the Debug Adapter Protocol.
+
+Adapters come from the family hook `livetools_debug_adapters` (see hookspecs.py); this module
+implements it for the built-ins (debugpy, lldb, delve, dart). Nothing starts at import: the
+adapter process starts at `launch`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from livetools import hookimpl
+
+from . import hookspecs
+
+if TYPE_CHECKING:
+    from livetools import Run, Tool
+
+    from .adapters import Adapter
+
+
+@hookimpl
+def livetools_addhooks(pluginmanager: Any) -> None:
+    pluginmanager.add_hookspecs(hookspecs)
+
+
+@hookimpl
+def livetools_debug_adapters(run: Run) -> list[Adapter]:
+    from .adapters import BUILTIN
+
+    return list(BUILTIN)
+
+
+@hookimpl
+def livetools_resources(run: Run) -> Any:
+    if not run.root or not run.conversation_id:
+        return None
+    from .supervisor import DebugSupervisor
+
+    return DebugSupervisor(run)
+
+
+@hookimpl
+def livetools_register_tools(register: Callable[[Tool], None], run: Run) -> None:
+    from .tool import make_tool
+
+    register(make_tool())

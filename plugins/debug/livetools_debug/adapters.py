@@ -1,0 +1,299 @@
+"""What a debug adapter is to the `debug` tool: how to start it, when it applies, how to launch.
+
+An `Adapter` is plain data plus two config builders, so a third-party plugin can describe a new
+adapter without touching the session machinery (see docs/debug.md).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from livetools.detection import Detection, detect
+
+Transport = Literal["stdio", "tcp"]
+
+
+@dataclass(frozen=True)
+class LaunchInfo:
+    """What a launch-config builder gets: absolute paths, all inside the run root."""
+
+    program: Path
+    args: list[str]
+    cwd: Path  # the project directory (where the root marker was found)
+    root: Path
+
+
+@dataclass(frozen=True)
+class AttachInfo:
+    host: str
+    port: int
+    cwd: Path
+    root: Path
+
+
+@dataclass(frozen=True)
+class Adapter:
+    """One debug adapter.
+
+    `command` is the argv; its first element is replaced by the first of `binaries` that resolves
+    (default: itself). For `transport="tcp"` the argv may hold `{host}` and `{port}`: with
+    `dial_in` we listen and the adapter connects to us (dlv `--client-addr`), otherwise the
+    adapter listens on that port and we connect. `attach_direct` means `attach(port)` talks DAP
+    straight to that port (a `debugpy --listen` or headless dlv endpoint is itself an adapter)."""
+
+    id: str
+    command: tuple[str, ...]
+    launch_config: Callable[[LaunchInfo], dict[str, Any]]
+    transport: Transport = "stdio"
+    markers: tuple[str, ...] = ()
+    binaries: tuple[str, ...] | Callable[[], tuple[str, ...]] = ()
+    probe_args: tuple[str, ...] | None = ("--version",)
+    requires: tuple[str, ...] = ()  # other binaries the launch needs on PATH (go for delve)
+    extensions: tuple[str, ...] = ()  # program suffixes this adapter is chosen for
+    claims: Callable[[Path], bool] | None = None  # overrides `extensions`
+    attach_config: Callable[[AttachInfo], dict[str, Any]] | None = None
+    attach_direct: bool = False
+    dial_in: bool = False
+    exception_filters: tuple[str, ...] = ()  # enabled when the adapter declares them
+    stdout_is_output: bool = False  # the adapter's own stdout carries the debuggee's output
+    stdout_ignore: str | None = None  # regex of adapter chatter lines on that stdout
+    exit_pattern: str | None = None  # regex with one group: exit code in console output
+    evaluate_context: str = "repl"
+    init_timeout: float = 30.0  # launch -> `initialized` (delve compiles first)
+    description: str = ""
+
+    def binary_names(self) -> tuple[str, ...]:
+        names = self.binaries() if callable(self.binaries) else self.binaries
+        return tuple(names) or (self.command[0],)
+
+    def handles(self, program: Path) -> bool:
+        if self.claims is not None:
+            return self.claims(program)
+        return program.suffix in self.extensions
+
+    def argv(self, binary: str, host: str = "", port: int = 0) -> list[str]:
+        rest = [part.format(host=host, port=port) for part in self.command[1:]]
+        return [binary, *rest]
+
+
+@dataclass(frozen=True)
+class Usable:
+    """Detection of one adapter for one start path: usable, or the reason it is not."""
+
+    adapter: Adapter
+    detection: Detection
+    missing: tuple[str, ...] = field(default=())
+
+    @property
+    def usable(self) -> bool:
+        return self.detection.usable and not self.missing
+
+    @property
+    def reason(self) -> str | None:
+        if not self.detection.usable:
+            return self.detection.reason
+        if self.missing:
+            return f"binary not on PATH: {', '.join(self.missing)} (needed to launch)"
+        return None
+
+
+async def check(adapter: Adapter, start: Path, root: Path) -> Usable:
+    """Root marker ∧ binary resolves ∧ health probe, then the extra binaries it needs."""
+    found = await detect(
+        start,
+        root,
+        markers=adapter.markers,
+        binaries=adapter.binary_names(),
+        probe_args=adapter.probe_args,
+    )
+    missing = tuple(b for b in adapter.requires if shutil.which(b) is None) if found.usable else ()
+    return Usable(adapter, found, missing)
+
+
+# -- built-in adapters ---------------------------------------------------------------------------
+
+
+def project_python(cwd: Path, root: Path) -> str:
+    """The debuggee interpreter: the project's own venv before PATH. A python from PATH is another
+    environment, and debugging the wrong one fails in a way that reads like broken code."""
+    for base in dict.fromkeys([cwd, root]):
+        for venv in (".venv", "venv"):
+            candidate = base / venv / "bin" / "python"
+            if os.access(candidate, os.X_OK):
+                return str(candidate)
+    return shutil.which("python3") or shutil.which("python") or "python3"
+
+
+def _debugpy_launch(info: LaunchInfo) -> dict[str, Any]:
+    return {
+        "type": "debugpy",
+        "request": "launch",
+        "program": str(info.program),
+        "args": info.args,
+        "cwd": str(info.cwd),
+        "console": "internalConsole",  # integratedTerminal needs runInTerminal: it hangs
+        "redirectOutput": True,
+        "justMyCode": True,
+        "stopOnEntry": False,
+        "python": [project_python(info.cwd, info.root)],
+        "subProcess": False,  # else a child waits for a debugger and the parent never ends
+    }
+
+
+def _debugpy_attach(info: AttachInfo) -> dict[str, Any]:
+    return {"type": "debugpy", "request": "attach", "justMyCode": True, "subProcess": False}
+
+
+def _python_binary() -> tuple[str, ...]:
+    import sys
+
+    return (sys.executable,)
+
+
+DEBUGPY = Adapter(
+    id="debugpy",
+    command=("python", "-m", "debugpy.adapter"),
+    binaries=_python_binary,  # the plugin's own interpreter, which has debugpy
+    probe_args=("-c", "import debugpy"),
+    markers=("pyproject.toml", "setup.py", "requirements.txt"),
+    extensions=(".py",),
+    launch_config=_debugpy_launch,
+    attach_config=_debugpy_attach,
+    attach_direct=True,
+    exception_filters=("uncaught",),
+    description="Python (debugpy, shipped with the plugin)",
+)
+
+_VERSIONED = re.compile(r"^(lldb-dap|lldb-vscode)-(\d+)$")
+
+
+def lldb_names() -> tuple[str, ...]:
+    """lldb-dap, lldb-vscode, then the versioned names found on PATH, highest version first
+    (Debian ships only `lldb-vscode-NN`; LLVM 18 renamed it lldb-dap)."""
+    versioned: list[tuple[int, str]] = []
+    for directory in os.environ.get("PATH", "").split(os.pathsep):
+        try:
+            entries = os.listdir(directory or ".")
+        except OSError:
+            continue
+        for entry in entries:
+            match = _VERSIONED.match(entry)
+            if match:
+                versioned.append((int(match.group(2)), entry))
+    ordered = [name for _, name in sorted(versioned, key=lambda v: (-v[0], v[1]))]
+    return tuple(dict.fromkeys(["lldb-dap", "lldb-vscode", *ordered]))
+
+
+def _is_native_executable(program: Path) -> bool:
+    try:
+        with program.open("rb") as f:
+            return f.read(4) == b"\x7fELF"
+    except OSError:
+        return False
+
+
+def _lldb_launch(info: LaunchInfo) -> dict[str, Any]:
+    return {
+        "request": "launch",
+        "program": str(info.program),
+        "args": info.args,
+        "cwd": str(info.cwd),
+        "stopOnEntry": False,
+        # The debuggee's stdin is a pty that never ends: a read would block forever.
+        "initCommands": ["settings set target.input-path /dev/null"],
+    }
+
+
+def _lldb_attach(info: AttachInfo) -> dict[str, Any]:
+    return {
+        "request": "attach",
+        "attachCommands": [f"gdb-remote {info.host}:{info.port}"],
+        "initCommands": ["settings set target.input-path /dev/null"],
+    }
+
+
+LLDB = Adapter(
+    id="lldb",
+    command=("lldb-dap",),
+    binaries=lldb_names,
+    probe_args=("--help",),  # lldb-vscode-16 has no --version
+    markers=("Cargo.toml", "CMakeLists.txt", "Makefile", "meson.build"),
+    claims=_is_native_executable,
+    launch_config=_lldb_launch,
+    attach_config=_lldb_attach,
+    description="C, C++, Rust executables built with -g (lldb-dap / lldb-vscode)",
+)
+
+
+def _is_go(program: Path) -> bool:
+    if program.is_dir():
+        return (program / "go.mod").exists() or any(program.glob("*.go"))
+    return program.suffix == ".go"
+
+
+def _delve_launch(info: LaunchInfo) -> dict[str, Any]:
+    program = info.program
+    if program.is_file() and program.suffix != ".go":
+        mode, target = "exec", program  # a prebuilt binary (needs -gcflags='all=-N -l')
+    else:
+        mode, target = "debug", program if program.is_dir() else program.parent
+    return {
+        "request": "launch",
+        "mode": mode,
+        "program": str(target),
+        "args": info.args,
+        "cwd": str(info.cwd),
+        "stopOnEntry": False,
+    }
+
+
+def _delve_attach(info: AttachInfo) -> dict[str, Any]:
+    return {"request": "attach", "mode": "remote"}
+
+
+DELVE = Adapter(
+    id="delve",
+    command=("dlv", "dap", "--client-addr={host}:{port}"),
+    transport="tcp",
+    dial_in=True,
+    probe_args=("version",),
+    requires=("go",),
+    markers=("go.mod",),
+    claims=_is_go,
+    launch_config=_delve_launch,
+    attach_config=_delve_attach,
+    attach_direct=True,
+    stdout_is_output=True,  # delve 1.20 sends no output events for the debuggee
+    stdout_ignore=r"^(DAP server listening at|Type 'dlv help')",
+    exit_pattern=r"Process \d+ has exited with status (-?\d+)",
+    init_timeout=120.0,  # mode debug compiles first: 12 s with a cold build cache
+    description="Go (dlv dap)",
+)
+
+
+def _dart_launch(info: LaunchInfo) -> dict[str, Any]:
+    return {
+        "type": "dart",
+        "request": "launch",
+        "program": str(info.program),
+        "args": info.args,
+        "cwd": str(info.cwd),
+    }
+
+
+DART = Adapter(
+    id="dart",
+    command=("dart", "debug_adapter"),
+    markers=("pubspec.yaml",),
+    extensions=(".dart",),
+    launch_config=_dart_launch,
+    description="Dart (dart debug_adapter)",
+)
+
+BUILTIN: Sequence[Adapter] = (DEBUGPY, LLDB, DELVE, DART)

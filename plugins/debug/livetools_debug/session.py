@@ -1,0 +1,606 @@
+"""One debug session: an adapter process (or a direct connection), its DAP client, and the state
+its events drive (running / stopped with the reason / exited with the code).
+
+The request order is the one that works with debugpy, lldb-vscode and dlv alike: `initialize`,
+then `launch` sent without awaiting it, wait for `initialized`, `setBreakpoints` per file,
+`setExceptionBreakpoints` (only filters the adapter declared), `configurationDone`, and only
+then the launch response (debugpy holds it until configurationDone; the others answer first).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import re
+import time
+from collections import deque
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from livetools import ToolError
+from livetools.procs import ChildProcess, ProcessStartError
+from livetools.wire import FramedReader, FramedWriter, open_tcp
+
+from .adapters import Adapter, AttachInfo, LaunchInfo
+from .dap import DapClient, DapClosed, DapError, wait_response
+from .output import OutputRing
+
+LIVE = ("starting", "running", "stopped")
+HOST = "127.0.0.1"
+REQUEST_TIMEOUT = 10.0
+CONNECT_TIMEOUT = 15.0
+DISCONNECT_TIMEOUT = 2.0
+MAX_FETCH_CHILDREN = 1000  # asked of the adapter; we show 50 (debugpy and dlv ignore `count`)
+
+
+@dataclass
+class Frame:
+    id: int
+    name: str
+    path: str | None
+    line: int | None
+
+
+@dataclass
+class Stop:
+    reason: str
+    thread_id: int | None
+    description: str | None = None
+    text: str | None = None
+    frame: Frame | None = None
+    exception: str | None = None
+
+
+@dataclass
+class Breakpoint:
+    line: int  # as asked
+    verified: bool = False
+    resolved: int | None = None
+    message: str | None = None
+    id: int | None = None
+
+    def update(self, body: dict[str, Any]) -> None:
+        self.verified = bool(body.get("verified", False))
+        line = body.get("line")
+        self.resolved = line if isinstance(line, int) else self.resolved
+        self.message = body.get("message") or None
+        self.id = body.get("id", self.id)
+
+
+@dataclass
+class Outcome:
+    """How a resuming call ended: "stopped", "exited", "ended" (adapter gone) or "running"."""
+
+    kind: str
+    output: str = ""
+
+
+@dataclass
+class RefInfo:
+    total: int | None = None  # indexed + named children, when the adapter said
+
+
+class Session:
+    def __init__(self, adapter: Adapter, root: Path, *, request: str, target: str) -> None:
+        self.adapter = adapter
+        self.root = root
+        self.request = request  # "launch" or "attach"
+        self.target = target  # what was launched / attached, for status
+        self.state = "starting"
+        self.ended_reason: str | None = None
+        self.started = time.monotonic()
+        self.child: ChildProcess | None = None
+        self.client: DapClient | None = None
+        self.capabilities: dict[str, Any] = {}
+        self.stop: Stop | None = None
+        self.exit_code: int | None = None
+        self.debuggee_pid: int | None = None
+        self.output = OutputRing()
+        self.messages: deque[str] = deque(maxlen=20)  # adapter console lines
+        self.frames: dict[int, Frame] = {}
+        self.refs: dict[int, RefInfo] = {}
+        self.breakpoints: dict[Path, list[Breakpoint]] = {}
+        self._epoch = 0
+        self._tick = asyncio.Event()
+        self._initialized = asyncio.Event()
+        self._pausing = False
+        self._tasks: set[asyncio.Task[Any]] = set()
+        self._closing: asyncio.Task[None] | None = None
+        self._drain: asyncio.Task[None] | None = None
+        self._exit_re = re.compile(adapter.exit_pattern) if adapter.exit_pattern else None
+        self._ignore_re = re.compile(adapter.stdout_ignore) if adapter.stdout_ignore else None
+
+    # -- state ---------------------------------------------------------------------------------
+
+    @property
+    def live(self) -> bool:
+        return self.state in LIVE
+
+    @property
+    def pids(self) -> list[int]:
+        """Session ids of the processes this session started (the adapter's whole session)."""
+        return [self.child.pid] if self.child is not None else []
+
+    def _notify(self) -> None:
+        self._epoch += 1
+        self._tick.set()
+        self._tick = asyncio.Event()
+
+    async def wait_change(self, epoch: int, within: float) -> None:
+        """Until a stop/exit/end after `epoch`, or `within` seconds."""
+        deadline = time.monotonic() + within
+        while self._epoch == epoch and (left := deadline - time.monotonic()) > 0:
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._tick.wait(), left)
+
+    def _spawn(self, coro: Any) -> None:
+        task = asyncio.get_running_loop().create_task(coro)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    # -- events ----------------------------------------------------------------------------------
+
+    def _on_event(self, event: str, body: dict[str, Any]) -> None:
+        if event == "initialized":
+            self._initialized.set()
+        elif event == "stopped":
+            reason = str(body.get("reason") or "unknown")
+            description = body.get("description")
+            if self._pausing and reason == "exception" and "SIGSTOP" in str(description or ""):
+                reason = "pause"  # lldb reports a pause as signal SIGSTOP
+            self._pausing = False
+            thread = body.get("threadId")
+            self.stop = Stop(
+                reason=reason,
+                thread_id=thread if isinstance(thread, int) else None,
+                description=description if isinstance(description, str) else None,
+                text=body.get("text") if isinstance(body.get("text"), str) else None,
+            )
+            self.state = "stopped"
+            self._notify()
+        elif event == "continued":
+            if self.state == "stopped":
+                self.state = "running"
+                self._invalidate()
+        elif event == "exited":
+            code = body.get("exitCode")
+            if isinstance(code, int):
+                self.exit_code = code
+        elif event == "terminated":
+            if self.live:
+                self._end("exited", None)
+        elif event == "output":
+            self._on_output(body)
+        elif event == "process":
+            pid = body.get("systemProcessId")
+            if isinstance(pid, int):
+                self.debuggee_pid = pid
+        elif event == "breakpoint":
+            self._on_breakpoint(body.get("breakpoint") or {})
+
+    def _on_output(self, body: dict[str, Any]) -> None:
+        category = body.get("category") or "console"
+        text = body.get("output")
+        if category == "telemetry" or not isinstance(text, str):
+            return
+        if category in ("stdout", "stderr"):
+            self.output.write(text)
+            return
+        for line in text.replace("\r\n", "\n").splitlines():
+            if self._exit_re and (match := self._exit_re.search(line)):
+                self.exit_code = int(match.group(1))
+            if line.strip():
+                self.messages.append(line.strip()[:400])
+
+    def _on_adapter_stdout(self, line: str) -> None:
+        if self._exit_re and (match := self._exit_re.search(line)):
+            self.exit_code = int(match.group(1))
+        if self._ignore_re and self._ignore_re.search(line):
+            return
+        self.output.write(line)
+
+    def _on_breakpoint(self, body: dict[str, Any]) -> None:
+        ident = body.get("id")
+        if ident is None:
+            return
+        for states in self.breakpoints.values():
+            for bp in states:
+                if bp.id == ident:
+                    bp.update(body)
+
+    def _invalidate(self) -> None:
+        """Frame ids and variable references are only valid while stopped at one place."""
+        self.frames.clear()
+        self.refs.clear()
+
+    def _end(self, state: str, reason: str | None) -> None:
+        self.state = state
+        self.ended_reason = reason
+        self._invalidate()
+        self._notify()
+        self._spawn(self.close())
+
+    # -- starting ------------------------------------------------------------------------------
+
+    async def _connect(self, binary: str, cwd: Path) -> None:
+        a = self.adapter
+        try:
+            if a.transport == "stdio":
+                self.child = await ChildProcess.start(a.argv(binary), cwd=cwd, name=a.id)
+                assert self.child.stdout is not None and self.child.stdin is not None
+                reader, writer = FramedReader(self.child.stdout), FramedWriter(self.child.stdin)
+            elif a.dial_in:
+                reader, writer = await self._dial_in(binary, cwd)
+            else:
+                from livetools.wire import free_port
+
+                port = free_port(HOST)
+                self.child = await self._start_tcp_child(a.argv(binary, HOST, port), cwd)
+                reader, writer = await open_tcp(HOST, port, timeout=CONNECT_TIMEOUT)
+        except ProcessStartError as exc:
+            raise ToolError(f"{a.id}: {exc}") from None
+        except (ConnectionError, TimeoutError) as exc:
+            why = f"{a.id}: could not connect to the adapter: {exc}{self._tail()}"
+            raise ToolError(why) from None
+        self.client = DapClient(reader, writer, self._on_event, name=a.id)
+        self._spawn(self._watch_connection(self.client))
+
+    async def _start_tcp_child(self, argv: list[str], cwd: Path) -> ChildProcess:
+        child = await ChildProcess.start(
+            argv, cwd=cwd, name=self.adapter.id, stdin=False, merge_stderr=True
+        )
+        self._drain = asyncio.get_running_loop().create_task(self._drain_stdout(child))
+        return child
+
+    async def _dial_in(self, binary: str, cwd: Path) -> tuple[FramedReader, FramedWriter]:
+        loop = asyncio.get_running_loop()
+        accepted: asyncio.Future[tuple[asyncio.StreamReader, asyncio.StreamWriter]] = (
+            loop.create_future()
+        )
+
+        def on_connect(r: asyncio.StreamReader, w: asyncio.StreamWriter) -> None:
+            if accepted.done():
+                w.close()
+            else:
+                accepted.set_result((r, w))
+
+        server = await asyncio.start_server(on_connect, HOST, 0)
+        try:
+            port = server.sockets[0].getsockname()[1]
+            self.child = await self._start_tcp_child(self.adapter.argv(binary, HOST, port), cwd)
+            exited = loop.create_task(self.child.wait())
+            done, _ = await asyncio.wait(
+                {accepted, exited}, timeout=CONNECT_TIMEOUT, return_when=asyncio.FIRST_COMPLETED
+            )
+            exited.cancel()
+            if accepted not in done:
+                accepted.cancel()
+                why = "exited" if exited in done else f"did not connect within {CONNECT_TIMEOUT:g}s"
+                raise ConnectionError(f"the adapter {why}")
+            r, w = accepted.result()
+            return FramedReader(r), FramedWriter(w)
+        finally:
+            server.close()
+
+    async def _drain_stdout(self, child: ChildProcess) -> None:
+        assert child.stdout is not None
+        while True:
+            raw = await child.stdout.readline()
+            if not raw:
+                return
+            line = raw.decode("utf-8", "replace")
+            if self.adapter.stdout_is_output:
+                self._on_adapter_stdout(line)
+            elif line.strip():
+                self.messages.append(line.strip()[:400])
+
+    async def _watch_connection(self, client: DapClient) -> None:
+        await client.closed.wait()
+        if self.live and self._closing is None:
+            self._end("ended", f"{client.closed_reason}{self._tail()}")
+
+    def _tail(self) -> str:
+        if self.child is None:
+            return ""
+        tail = self.child.stderr_tail(8).strip()
+        return f"; adapter stderr: {tail}" if tail else ""
+
+    async def _initialize(self) -> None:
+        assert self.client is not None
+        self.capabilities = await self.client.request(
+            "initialize",
+            {
+                "clientID": "livetools",
+                "clientName": "livetools",
+                "adapterID": self.adapter.id,
+                "pathFormat": "path",
+                "linesStartAt1": True,
+                "columnsStartAt1": True,
+                "supportsVariableType": True,
+                "supportsRunInTerminalRequest": False,
+                "supportsStartDebuggingRequest": False,
+            },
+            within=CONNECT_TIMEOUT,
+        )
+
+    async def launch(
+        self, binary: str, info: LaunchInfo, breakpoints: dict[Path, list[int]]
+    ) -> None:
+        await self._start(binary, info.cwd, self.adapter.launch_config(info), breakpoints)
+
+    async def attach(
+        self, binary: str | None, info: AttachInfo, breakpoints: dict[Path, list[int]]
+    ) -> None:
+        assert self.adapter.attach_config is not None
+        await self._start(binary, info.cwd, self.adapter.attach_config(info), breakpoints, info)
+
+    async def _start(
+        self,
+        binary: str | None,
+        cwd: Path,
+        config: dict[str, Any],
+        breakpoints: dict[Path, list[int]],
+        direct: AttachInfo | None = None,
+    ) -> None:
+        """Connect and configure; leaves the session running (or already stopped/exited).
+        On failure everything started is closed and ToolError says why."""
+        command = str(config.get("request", self.request))
+        try:
+            if direct is not None and self.adapter.attach_direct:
+                try:
+                    reader, writer = await open_tcp(direct.host, direct.port, timeout=5.0)
+                except ConnectionError as exc:
+                    raise ToolError(
+                        f"{exc}; start the debuggee listening first "
+                        "(e.g. python -m debugpy --listen 127.0.0.1:PORT --wait-for-client x.py)"
+                    ) from None
+                self.client = DapClient(reader, writer, self._on_event, name=self.adapter.id)
+                self._spawn(self._watch_connection(self.client))
+            else:
+                assert binary is not None
+                await self._connect(binary, cwd)
+            assert self.client is not None
+            await self._initialize()
+            started = await self.client.send(command, config)
+            await self._await_initialized(started, command)
+            for path, lines in breakpoints.items():
+                await self.set_breakpoints(path, lines)
+            await self._exception_breakpoints()
+            if self.capabilities.get("supportsConfigurationDoneRequest", True):
+                await self.client.request("configurationDone", {}, within=REQUEST_TIMEOUT)
+            await wait_response(started, command, self.adapter.init_timeout)
+            if self.state == "starting":
+                self.state = "running"
+        except ToolError:
+            await self.close()
+            raise
+        except (DapError, DapClosed, TimeoutError) as exc:
+            detail = self.client.closed_reason if self.client and self.client.closed_reason else ""
+            text = str(exc)
+            if detail and detail not in text:
+                text = f"{text} ({detail})"
+            text = f"{self.adapter.id} {command} failed: {text}{self._tail()}"
+            self.ended_reason = text
+            await self.close("ended")
+            raise ToolError(text) from None
+        except BaseException:
+            await self.close()
+            raise
+
+    async def _await_initialized(self, started: asyncio.Future[Any], command: str) -> None:
+        """Wait for `initialized`. lldb answers the launch first, debugpy only after
+        configurationDone: a failed launch response or a dead adapter ends the wait early."""
+        assert self.client is not None
+        waiters = {
+            asyncio.ensure_future(self._initialized.wait()),
+            asyncio.ensure_future(self.client.closed.wait()),
+        }
+        deadline = time.monotonic() + self.adapter.init_timeout
+        try:
+            while not self._initialized.is_set() and not self.client.closed.is_set():
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    break
+                watch = waiters if started.done() else {*waiters, started}
+                await asyncio.wait(watch, timeout=left, return_when=asyncio.FIRST_COMPLETED)
+                if started.done() and started.exception() is not None:
+                    raise started.exception()  # type: ignore[misc]
+        finally:
+            for w in waiters:
+                w.cancel()
+        if self._initialized.is_set():
+            return
+        if self.client.closed.is_set():
+            raise DapClosed(self.client.closed_reason or "adapter closed the connection")
+        raise TimeoutError(f"no initialized event within {self.adapter.init_timeout:g}s")
+
+    async def _exception_breakpoints(self) -> None:
+        assert self.client is not None
+        declared = self.capabilities.get("exceptionBreakpointFilters")
+        if not declared:
+            return  # lldb and dlv differ here; sending it undeclared is asking for trouble
+        names = {f.get("filter") for f in declared if isinstance(f, dict)}
+        filters = [f for f in self.adapter.exception_filters if f in names]
+        await self.client.request(
+            "setExceptionBreakpoints", {"filters": filters}, within=REQUEST_TIMEOUT
+        )
+
+    # -- requests ------------------------------------------------------------------------------
+
+    async def call(
+        self, command: str, arguments: dict[str, Any] | None = None, within: float = REQUEST_TIMEOUT
+    ) -> dict[str, Any]:
+        """A request whose failure becomes a ToolError with the adapter's own words."""
+        if self.client is None or not self.live:
+            raise ToolError(self.describe_end())
+        try:
+            return await self.client.request(command, arguments, within=within)
+        except DapError as exc:
+            raise ToolError(f"{self.adapter.id} refused {command}: {exc}") from None
+        except DapClosed as exc:
+            raise ToolError(f"the adapter is gone: {exc}{self._tail()}") from None
+        except TimeoutError as exc:
+            raise ToolError(
+                f"{exc}; the session may be wedged: `status`, or `terminate` and launch again"
+            ) from None
+
+    async def set_breakpoints(self, path: Path, lines: list[int]) -> list[Breakpoint]:
+        body = await self.call(
+            "setBreakpoints",
+            {
+                "source": {"path": str(path), "name": path.name},
+                "breakpoints": [{"line": n} for n in lines],
+                "lines": lines,
+            },
+        )
+        states = [Breakpoint(line=n) for n in lines]
+        for bp, answer in zip(states, body.get("breakpoints") or [], strict=False):
+            if isinstance(answer, dict):
+                bp.update(answer)
+        if states:
+            self.breakpoints[path] = states
+        else:
+            self.breakpoints.pop(path, None)
+        return states
+
+    async def first_thread(self) -> int:
+        body = await self.call("threads")
+        threads = [t for t in body.get("threads") or [] if isinstance(t.get("id"), int)]
+        if not threads:
+            raise ToolError("the adapter reports no threads")
+        return int(threads[0]["id"])
+
+    async def thread_for(self, thread_id: int | None) -> int:
+        if thread_id is not None:
+            return thread_id
+        if self.stop is not None and self.stop.thread_id is not None:
+            return self.stop.thread_id
+        return await self.first_thread()
+
+    async def stack(self, thread_id: int, levels: int) -> tuple[list[Frame], int | None]:
+        body = await self.call(
+            "stackTrace", {"threadId": thread_id, "startFrame": 0, "levels": levels}
+        )
+        frames = []
+        for raw in body.get("stackFrames") or []:
+            source = raw.get("source") or {}
+            line = raw.get("line")
+            frame = Frame(
+                id=int(raw.get("id", 0)),
+                name=str(raw.get("name", "?")),
+                path=source.get("path") if isinstance(source.get("path"), str) else None,
+                line=line if isinstance(line, int) and line > 0 else None,
+            )
+            frames.append(frame)
+            self.frames[frame.id] = frame
+        total = body.get("totalFrames")
+        return frames, total if isinstance(total, int) else None
+
+    async def describe_stop(self) -> Stop | None:
+        """Fill in the stop's thread, top frame (first with a source: dlv's paused top frame is
+        `???`) and exception text. Cached until the next resume."""
+        stop = self.stop
+        if stop is None or self.state != "stopped" or stop.frame is not None:
+            return stop
+        if stop.thread_id is None:  # dlv may stop without a threadId
+            stop.thread_id = await self.first_thread()
+        frames, _ = await self.stack(stop.thread_id, 30)
+        stop.frame = next((f for f in frames if f.path and f.line), frames[0] if frames else None)
+        if stop.reason == "exception" and self.capabilities.get("supportsExceptionInfoRequest"):
+            with contextlib.suppress(ToolError):
+                info = await self.call("exceptionInfo", {"threadId": stop.thread_id})
+                parts = [info.get("exceptionId"), info.get("description")]
+                stop.exception = ": ".join(str(p) for p in parts if p) or None
+        return stop
+
+    async def resume(self, op: str, command: str, thread_id: int | None, grace: float) -> Outcome:
+        if self.state != "stopped":
+            raise ToolError(self._not_stopped(op))
+        thread = await self.thread_for(thread_id)
+        mark, epoch = self.output.mark(), self._epoch
+        self.state = "running"
+        self._invalidate()
+        await self.call(command, {"threadId": thread})
+        await self.wait_change(epoch, grace)
+        return await self.outcome(mark)
+
+    async def pause(self, thread_id: int | None, grace: float) -> Outcome:
+        if self.state == "stopped":
+            return Outcome("stopped")  # pausing a stopped target hangs some adapters
+        if self.state != "running":
+            raise ToolError(self._not_stopped("pause"))
+        thread = thread_id if thread_id is not None else await self.first_thread()
+        mark, epoch = self.output.mark(), self._epoch
+        self._pausing = True
+        await self.call("pause", {"threadId": thread})
+        await self.wait_change(epoch, grace)
+        return await self.outcome(mark)
+
+    async def wait_first_stop(self, grace: float) -> Outcome:
+        """After launch/attach: the first stop, exit or the grace period."""
+        if self.state in ("starting", "running"):
+            await self.wait_change(0, grace)
+        return await self.outcome(0)
+
+    async def outcome(self, mark: int) -> Outcome:
+        if self.state == "stopped":
+            await self.describe_stop()
+            kind = "stopped"
+        elif self.state == "running":
+            kind = "running"
+        else:
+            if self.exit_code is None:  # `exited` may trail `terminated` a little
+                await asyncio.sleep(0.1)
+            kind = "exited" if self.state == "exited" else "ended"
+        return Outcome(kind, self.output.since(mark))
+
+    def _not_stopped(self, op: str) -> str:
+        if self.state == "running":
+            return f"cannot {op}: the debuggee is running; `pause` first (or wait and `status`)"
+        return f"cannot {op}: {self.describe_end()}"
+
+    def describe_end(self) -> str:
+        if self.state == "exited":
+            code = "" if self.exit_code is None else f" with code {self.exit_code}"
+            return f"the debuggee exited{code}; launch again"
+        if self.state == "expired":
+            return "the session expired (TTL) and was ended; launch again"
+        if self.state == "ended":
+            return f"the session ended: {self.ended_reason or 'terminated'}; launch again"
+        return f"the session is {self.state}"
+
+    # -- closing -------------------------------------------------------------------------------
+
+    async def close(self, state: str | None = None) -> None:
+        """`disconnect {terminateDebuggee}` (bounded), then kill every process of the adapter's
+        session: the debuggee lives there too, in its own process group. Idempotent."""
+        if state is not None and self.live:
+            self.state = state
+            self._invalidate()
+            self._notify()
+        if self._closing is None:
+            self._closing = asyncio.get_running_loop().create_task(self._close())
+        await asyncio.shield(self._closing)
+
+    async def _close(self) -> None:
+        client = self.client
+        if client is not None and not client.closed.is_set():
+            with contextlib.suppress(DapError, DapClosed, TimeoutError, OSError):
+                await client.request(
+                    "disconnect", {"terminateDebuggee": True}, within=DISCONNECT_TIMEOUT
+                )
+        if client is not None:
+            await client.aclose()
+        if self.child is not None:
+            await self.child.aclose(grace=0.5)
+        if self._drain is not None:  # the adapter's last stdout lines (dlv: program output)
+            await asyncio.wait({self._drain}, timeout=0.5)
+            self._drain.cancel()
+        current = asyncio.current_task()
+        for task in list(self._tasks):
+            if task is not current:
+                task.cancel()
+        if self.live:
+            self.state = "ended"
+            self._notify()

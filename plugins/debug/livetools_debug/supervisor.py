@@ -1,0 +1,216 @@
+"""The run's debug resource: the one session of the conversation, its TTL, the breakpoints that
+outlive sessions, and the adapters the family hook offers."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from livetools import Resource, ToolError
+
+from .adapters import BUILTIN, Adapter, AttachInfo, LaunchInfo, Usable, check
+from .session import Outcome, Session
+
+if TYPE_CHECKING:
+    from livetools import Run
+
+DEFAULT_TTL = 30 * 60.0
+DEFAULT_WAIT = 10.0  # continue / step / pause: then "still running"
+DEFAULT_LAUNCH_WAIT = 30.0  # launch / attach: to the first stop
+
+
+class DebugSupervisor(Resource):
+    """Options (run.options): `debug_ttl`, `debug_wait`, `debug_launch_wait` in seconds."""
+
+    key = "debug"
+
+    def __init__(self, run: Run) -> None:
+        self.run = run
+        self.root = run.root
+        self.conversation_id = run.conversation_id
+        self.ttl = float(run.options.get("debug_ttl", DEFAULT_TTL))
+        self.wait = float(run.options.get("debug_wait", DEFAULT_WAIT))
+        self.launch_wait = float(run.options.get("debug_launch_wait", DEFAULT_LAUNCH_WAIT))
+        self.attach_wait = min(self.wait, 3.0)  # an attached server usually just runs on
+        self.breakpoints: dict[Path, list[int]] = {}
+        self.session: Session | None = None
+        self._ttl_task: asyncio.Task[None] | None = None
+        self._closed = False
+
+    # -- adapters ------------------------------------------------------------------------------
+
+    def adapters(self) -> list[Adapter]:
+        """Built-ins first; an adapter from another plugin with the same id replaces one."""
+        hook = getattr(self.run.host.plugins.pm.hook, "livetools_debug_adapters", None)
+        offered: list[Adapter] = []
+        if hook is not None:
+            for answer in hook(run=self.run):
+                items = answer if isinstance(answer, list | tuple) else [answer]
+                offered.extend(a for a in items if isinstance(a, Adapter))
+        offered.sort(key=lambda a: 0 if any(a is b for b in BUILTIN) else 1)
+        by_id: dict[str, Adapter] = {}
+        for adapter in offered:
+            by_id.pop(adapter.id, None)
+            by_id[adapter.id] = adapter
+        return sorted(by_id.values(), key=lambda a: offered.index(a))
+
+    def adapter(self, name: str) -> Adapter:
+        for adapter in self.adapters():
+            if adapter.id == name:
+                return adapter
+        known = ", ".join(a.id for a in self.adapters()) or "none"
+        raise ToolError(f'unknown adapter "{name}"; adapters: {known}')
+
+    async def detect_all(self, start: Path) -> list[Usable]:
+        adapters = self.adapters()
+        return list(await asyncio.gather(*(check(a, start, self.root) for a in adapters)))
+
+    async def choose(self, program: Path, name: str | None) -> Usable:
+        if name:
+            adapter = self.adapter(name)
+        else:
+            candidates = [a for a in self.adapters() if a.handles(program)]
+            if not candidates:
+                raise ToolError(
+                    f"no adapter handles {self._rel(program)}: "
+                    + "; ".join(f"{a.id}: {a.description}" for a in self.adapters())
+                    + ". Pass adapter=<id>, or build the program with debug info first."
+                )
+            adapter = candidates[0]
+        found = await check(adapter, program, self.root)
+        if not found.usable:
+            raise ToolError(f"adapter {adapter.id} is not usable here: {found.reason}")
+        return found
+
+    # -- the session -----------------------------------------------------------------------------
+
+    def live_session(self) -> Session:
+        if self.session is None:
+            raise ToolError("no debug session: `launch` a program or `attach` to a port first")
+        return self.session
+
+    def _refuse_second(self) -> None:
+        if self.session is not None and self.session.live:
+            raise ToolError(
+                f"a {self.session.adapter.id} session ({self.session.request} "
+                f"{self.session.target}) is already running in this conversation; "
+                "`terminate` it first (one session per conversation)"
+            )
+
+    async def launch(self, program: Path, args: list[str], adapter: str | None) -> Outcome:
+        self._refuse_second()
+        found = await self.choose(program, adapter)
+        assert found.detection.binary is not None
+        cwd = found.detection.root or self.root
+        session = Session(found.adapter, self.root, request="launch", target=self._rel(program))
+        await self._replace(session)
+        info = LaunchInfo(program=program, args=args, cwd=cwd, root=self.root)
+        self._arm_ttl(session)
+        await session.launch(found.detection.binary, info, dict(self.breakpoints))
+        return await session.wait_first_stop(self.launch_wait)
+
+    async def attach(self, port: int, adapter: str | None) -> Outcome:
+        self._refuse_second()
+        chosen = await self._attach_adapter(adapter)
+        a = chosen.adapter
+        session = Session(a, self.root, request="attach", target=f"port {port}")
+        await self._replace(session)
+        cwd = chosen.detection.root or self.root
+        info = AttachInfo(host="127.0.0.1", port=port, cwd=cwd, root=self.root)
+        self._arm_ttl(session)
+        await session.attach(chosen.detection.binary, info, dict(self.breakpoints))
+        return await session.wait_first_stop(self.attach_wait)
+
+    async def _attach_adapter(self, name: str | None) -> Usable:
+        if name:
+            found = await check(self.adapter(name), self.root, self.root)
+            if found.adapter.attach_config is None:
+                raise ToolError(f"adapter {name} cannot attach")
+            if not found.usable and not found.adapter.attach_direct:
+                raise ToolError(f"adapter {name} is not usable here: {found.reason}")
+            return found
+        for found in await self.detect_all(self.root):
+            if found.adapter.attach_config is not None and found.usable:
+                return found
+        raise ToolError(
+            "no adapter that can attach is usable here; pass adapter=<id> (`adapters` lists them)"
+        )
+
+    async def _replace(self, session: Session) -> None:
+        old, self.session = self.session, session
+        if self._ttl_task is not None:
+            self._ttl_task.cancel()
+            self._ttl_task = None
+        if old is not None:
+            await old.close()
+
+    def _arm_ttl(self, session: Session) -> None:
+        async def expire() -> None:
+            await asyncio.sleep(self.ttl)
+            await session.close("expired")
+
+        self._ttl_task = asyncio.get_running_loop().create_task(expire(), name="debug ttl")
+
+    def ttl_left(self) -> float | None:
+        if self.session is None or not self.session.live:
+            return None
+        return max(self.ttl - (time.monotonic() - self.session.started), 0.0)
+
+    async def terminate(self) -> Session:
+        session = self.live_session()
+        if session.live:
+            session.ended_reason = "terminated on request"
+            await session.close("ended")
+        if self._ttl_task is not None:
+            self._ttl_task.cancel()
+            self._ttl_task = None
+        return session
+
+    # -- breakpoints ---------------------------------------------------------------------------
+
+    async def set_breakpoints(self, path: Path, lines: list[int]) -> list[Any] | None:
+        """Remember the lines (for this and later sessions); send them now if a session lives.
+        Returns the adapter's answers, or None when they wait for the next launch."""
+        if lines:
+            self.breakpoints[path] = lines
+        else:
+            self.breakpoints.pop(path, None)
+        session = self.session
+        if session is None or not session.live or session.client is None:
+            return None
+        return await session.set_breakpoints(path, lines)
+
+    # -- Resource --------------------------------------------------------------------------------
+
+    def _rel(self, path: Path) -> str:
+        from livetools import relpath
+
+        return relpath(self.root, path)
+
+    async def status(self) -> dict[str, Any]:
+        found = await self.detect_all(self.root)
+        adapters = {u.adapter.id: {"usable": u.usable, "reason": u.reason} for u in found}
+        session = self.session
+        info: dict[str, Any] = {"usable": any(u.usable for u in found), "adapters": adapters}
+        if session is not None:
+            info["session"] = {
+                "adapter": session.adapter.id,
+                "state": session.state,
+                "target": session.target,
+                "pids": session.pids,
+            }
+        return info
+
+    async def aclose(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        if self._ttl_task is not None:
+            self._ttl_task.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await self._ttl_task
+        if self.session is not None:
+            await self.session.close("ended")

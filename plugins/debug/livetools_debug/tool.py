@@ -1,0 +1,567 @@
+"""The `debug` tool: one operation per call, against the conversation's one session."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from livetools import (
+    CallContext,
+    Result,
+    Tier,
+    Tool,
+    ToolError,
+    cap_items,
+    cap_text,
+    cap_value,
+    relpath,
+    resolve_path,
+)
+
+from .session import MAX_FETCH_CHILDREN, Breakpoint, Frame, Outcome, RefInfo, Session, Stop
+from .supervisor import DebugSupervisor
+
+STACK_CAP = 30
+CHILDREN_CAP = 50
+VALUE_CAP = 400
+THREADS_CAP = 50
+OUTPUT_CAP = 4000
+RESUME_OUTPUT_CAP = 1500
+
+Op = Literal[
+    "adapters",
+    "status",
+    "breakpoints",
+    "launch",
+    "attach",
+    "continue",
+    "pause",
+    "step_over",
+    "step_in",
+    "step_out",
+    "threads",
+    "stack",
+    "scopes",
+    "variables",
+    "evaluate",
+    "output",
+    "terminate",
+]
+
+DESCRIPTION = (
+    "Debugger over DAP (Python, C/C++/Rust, Go). One session per conversation, 30 min TTL. "
+    "breakpoints(file,lines; [] clears) works before launch. launch(program,args) runs to a "
+    "breakpoint; launch/continue/pause/step_* return at the next stop, the exit, or 'still "
+    "running'. stack gives frame ids, scopes(frame_id) and variables give references. "
+    "adapters says what is usable here."
+)
+
+
+class DebugArgs(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    op: Op
+    file: str | None = Field(None, description="breakpoints: source file")
+    lines: list[int] | None = Field(None, description="breakpoints: 1-based lines")
+    program: str | None = Field(None, description="launch: script, binary or Go package dir")
+    args: list[str] | None = Field(None, description="launch: program arguments")
+    adapter: str | None = Field(None, description="launch/attach: adapter id (default: by program)")
+    port: int | None = Field(None, description="attach: localhost port")
+    thread_id: int | None = None
+    frame_id: int | None = None
+    reference: int | None = Field(None, description="variables: a ref from scopes/variables")
+    expression: str | None = None
+
+    @classmethod
+    def model_json_schema(cls, *args: Any, **kwargs: Any) -> dict[str, Any]:
+        """Every field but `op` is optional: `anyOf [T, null]` and `default: null` cost bytes on
+        every request and tell the model nothing, so they are folded into plain types."""
+        schema = super().model_json_schema(*args, **kwargs)
+        for prop in schema.get("properties", {}).values():
+            options = prop.pop("anyOf", None)
+            if options:
+                prop.update(next(o for o in options if o.get("type") != "null"))
+            if prop.get("default", 0) is None:
+                del prop["default"]
+        return schema
+
+
+# -- formatting ----------------------------------------------------------------------------------
+
+
+def _where(root: Path, frame: Frame | None) -> str:
+    if frame is None:
+        return "(no frame)"
+    place = f"{relpath(root, Path(frame.path))}:{frame.line}" if frame.path else "(no source)"
+    return f"{place} in {frame.name}"
+
+
+def _source_line(frame: Frame | None) -> str | None:
+    if frame is None or not frame.path or not frame.line:
+        return None
+    try:
+        with open(frame.path, encoding="utf-8", errors="replace") as f:
+            for number, text in enumerate(f, 1):
+                if number == frame.line:
+                    return f"  {number} | {cap_value(text.rstrip(), 200)}"
+    except OSError:
+        return None
+    return None
+
+
+def format_stop(root: Path, stop: Stop) -> list[str]:
+    reason = stop.reason
+    detail = stop.exception or stop.text or stop.description
+    if detail and detail != reason:
+        reason = f"{reason} ({cap_value(detail, VALUE_CAP)})"
+    lines = [f"stopped: {reason}, thread {stop.thread_id}, at {_where(root, stop.frame)}"]
+    if stop.frame is not None:
+        lines[0] += f" [frame {stop.frame.id}]"
+    source = _source_line(stop.frame)
+    if source:
+        lines.append(source)
+    return lines
+
+
+def stop_data(root: Path, stop: Stop | None) -> dict[str, Any] | None:
+    if stop is None:
+        return None
+    frame = stop.frame
+    return {
+        "reason": stop.reason,
+        "text": stop.exception or stop.text or stop.description,
+        "thread_id": stop.thread_id,
+        "frame": None
+        if frame is None
+        else {
+            "id": frame.id,
+            "name": frame.name,
+            "path": relpath(root, Path(frame.path)) if frame.path else None,
+            "line": frame.line,
+        },
+    }
+
+
+def format_breakpoints(root: Path, path: Path, states: list[Breakpoint]) -> list[str]:
+    rel = relpath(root, path)
+    out = []
+    for bp in states:
+        if bp.verified and bp.resolved not in (None, bp.line):
+            text = f"{rel}:{bp.line} -> resolved to line {bp.resolved} (moved)"
+        elif bp.verified:
+            text = f"{rel}:{bp.line} verified"
+        else:
+            text = f"{rel}:{bp.line} unverified"
+            if bp.resolved not in (None, bp.line):
+                text += f" (adapter line {bp.resolved})"
+        if bp.message:
+            text += f": {cap_value(bp.message, VALUE_CAP)}"
+        out.append(text)
+    return out
+
+
+def breakpoint_data(root: Path, path: Path, states: list[Breakpoint]) -> list[dict[str, Any]]:
+    return [
+        {
+            "file": relpath(root, path),
+            "line": bp.line,
+            "verified": bp.verified,
+            "resolved_line": bp.resolved,
+            "message": bp.message,
+        }
+        for bp in states
+    ]
+
+
+def outcome_result(
+    sup: DebugSupervisor, session: Session, outcome: Outcome, head: list[str], waited: float
+) -> Result:
+    root = sup.root
+    lines = list(head)
+    if outcome.kind == "stopped" and session.stop is not None:
+        lines += format_stop(root, session.stop)
+    elif outcome.kind == "running":
+        lines.append(
+            f"still running after {waited:g}s (no breakpoint hit yet); the session stays usable: "
+            "`pause` to stop it, `status` to check, `output` to read what it printed"
+        )
+    elif outcome.kind == "exited":
+        code = "unknown" if session.exit_code is None else str(session.exit_code)
+        lines.append(f"exited with code {code}; the session is over")
+    else:
+        lines.append(session.describe_end())
+    if outcome.output:
+        lines.append("output:")
+        shown = outcome.output.rstrip("\n")
+        lines.append(cap_text(shown, RESUME_OUTPUT_CAP, tail=RESUME_OUTPUT_CAP // 2))
+    data = {
+        "state": session.state,
+        "outcome": outcome.kind,
+        "stop": stop_data(root, session.stop) if outcome.kind == "stopped" else None,
+        "exit_code": session.exit_code if outcome.kind == "exited" else None,
+    }
+    return Result("\n".join(lines), data=data)
+
+
+# -- operations ----------------------------------------------------------------------------------
+
+Handler = Callable[[DebugSupervisor, DebugArgs], Awaitable[Result]]
+
+
+def _need(value: Any, op: str, name: str, hint: str) -> Any:
+    if value is None:
+        raise ToolError(f"{op} needs {name}: {hint}")
+    return value
+
+
+async def op_adapters(sup: DebugSupervisor, args: DebugArgs) -> Result:
+    start = resolve_path(sup.root, args.program, must_exist=True) if args.program else sup.root
+    found = await sup.detect_all(start)
+    lines = []
+    for u in found:
+        if u.usable:
+            where = relpath(sup.root, u.detection.root) if u.detection.root else "."
+            lines.append(f"{u.adapter.id}: usable ({u.adapter.description}; project {where})")
+        else:
+            lines.append(f"{u.adapter.id}: not usable: {u.reason}")
+    data = [{"id": u.adapter.id, "usable": u.usable, "reason": u.reason} for u in found]
+    return Result("\n".join(lines), data=data)
+
+
+async def op_status(sup: DebugSupervisor, args: DebugArgs) -> Result:
+    session = sup.session
+    bps = [
+        line
+        for path, states in _breakpoint_view(sup).items()
+        for line in (format_breakpoints(sup.root, path, states) if states else [])
+    ]
+    if session is None:
+        lines = ["no debug session; `launch` a program or `attach` to a port"]
+        data: dict[str, Any] = {"state": None}
+    else:
+        head = f"{session.adapter.id} session ({session.request} {session.target}): {session.state}"
+        lines = [head]
+        if session.state == "stopped":
+            stop = await session.describe_stop()
+            if stop is not None:
+                lines += format_stop(sup.root, stop)
+        elif session.state == "running":
+            lines.append("running; `pause` to stop it")
+        elif not session.live:
+            lines.append(session.describe_end())
+        left = sup.ttl_left()
+        if left is not None:
+            lines.append(f"TTL: {left / 60:.1f} of {sup.ttl / 60:g} minutes left")
+        data = {
+            "state": session.state,
+            "adapter": session.adapter.id,
+            "stop": stop_data(sup.root, session.stop) if session.state == "stopped" else None,
+            "exit_code": session.exit_code,
+            "ttl_left": left,
+        }
+    lines.append("breakpoints: " + ("; ".join(bps) if bps else "none"))
+    return Result("\n".join(lines), data=data)
+
+
+def _breakpoint_view(sup: DebugSupervisor) -> dict[Path, list[Breakpoint]]:
+    """Adapter answers while a session lives, else the lines asked for."""
+    session = sup.session
+    view: dict[Path, list[Breakpoint]] = {}
+    for path, lines in sup.breakpoints.items():
+        if session is not None and session.live and path in session.breakpoints:
+            view[path] = session.breakpoints[path]
+        else:
+            view[path] = [Breakpoint(line=n, verified=True) for n in lines]
+    return view
+
+
+async def op_breakpoints(sup: DebugSupervisor, args: DebugArgs) -> Result:
+    if args.file is None:
+        if args.lines:
+            raise ToolError("breakpoints needs file together with lines")
+        return await op_status(sup, args)
+    lines = _need(args.lines, "breakpoints", "lines", "a list of 1-based lines; [] clears the file")
+    path = resolve_path(sup.root, args.file, must_exist=True)
+    if not path.is_file():
+        raise ToolError(f"{relpath(sup.root, path)} is not a file")
+    bad = [n for n in lines if n < 1]
+    if bad:
+        raise ToolError(f"lines are 1-based; got {bad}")
+    wanted = sorted(set(lines))
+    states = await sup.set_breakpoints(path, wanted)
+    rel = relpath(sup.root, path)
+    if not wanted:
+        return Result(f"cleared breakpoints in {rel}", data=[])
+    if states is None:
+        return Result(
+            f"{rel}: lines {', '.join(map(str, wanted))} set for the next launch "
+            "(the adapter resolves them then)",
+            data=[{"file": rel, "line": n, "verified": None} for n in wanted],
+        )
+    return Result(
+        "\n".join(format_breakpoints(sup.root, path, states)),
+        data=breakpoint_data(sup.root, path, states),
+    )
+
+
+async def op_launch(sup: DebugSupervisor, args: DebugArgs) -> Result:
+    program = _need(args.program, "launch", "program", "a script, executable or Go package")
+    path = resolve_path(sup.root, program, must_exist=True)
+    outcome = await sup.launch(path, list(args.args or []), args.adapter)
+    session = sup.live_session()
+    head = [f"launched {session.target} with {session.adapter.id}"]
+    for bp_path, states in session.breakpoints.items():
+        head += format_breakpoints(sup.root, bp_path, states)
+    if not session.breakpoints:
+        head.append("no breakpoints set: it runs until it ends, crashes or is paused")
+    result = outcome_result(sup, session, outcome, head, sup.launch_wait)
+    result.data["breakpoints"] = [
+        item
+        for bp_path, states in session.breakpoints.items()
+        for item in breakpoint_data(sup.root, bp_path, states)
+    ]
+    return result
+
+
+async def op_attach(sup: DebugSupervisor, args: DebugArgs) -> Result:
+    port = _need(args.port, "attach", "port", "the localhost port a debug server listens on")
+    if not 0 < port < 65536:
+        raise ToolError(f"port must be 1..65535, got {port}")
+    outcome = await sup.attach(port, args.adapter)
+    session = sup.live_session()
+    head = [f"attached to {session.target} with {session.adapter.id}"]
+    for bp_path, states in session.breakpoints.items():
+        head += format_breakpoints(sup.root, bp_path, states)
+    return outcome_result(sup, session, outcome, head, sup.attach_wait)
+
+
+def _resume(command: str) -> Handler:
+    async def run(sup: DebugSupervisor, args: DebugArgs) -> Result:
+        session = sup.live_session()
+        outcome = await session.resume(args.op, command, args.thread_id, sup.wait)
+        return outcome_result(sup, session, outcome, [], sup.wait)
+
+    return run
+
+
+async def op_pause(sup: DebugSupervisor, args: DebugArgs) -> Result:
+    session = sup.live_session()
+    already = session.state == "stopped"
+    outcome = await session.pause(args.thread_id, sup.wait)
+    head = ["already stopped (nothing to pause)"] if already else []
+    return outcome_result(sup, session, outcome, head, sup.wait)
+
+
+def _stopped(sup: DebugSupervisor, op: str) -> Session:
+    session = sup.live_session()
+    if session.state != "stopped":
+        raise ToolError(session._not_stopped(op))
+    return session
+
+
+async def op_threads(sup: DebugSupervisor, args: DebugArgs) -> Result:
+    session = sup.live_session()
+    if not session.live:
+        raise ToolError(session.describe_end())
+    body = await session.call("threads")
+    threads = [t for t in body.get("threads") or [] if isinstance(t, dict)]
+    kept, note = cap_items(threads, THREADS_CAP)
+    lines = [f"thread {t.get('id')}: {cap_value(str(t.get('name', '')), 200)}" for t in kept]
+    if note:
+        lines.append(note)
+    data = [{"id": t.get("id"), "name": t.get("name")} for t in kept]
+    return Result("\n".join(lines) or "no threads", data=data)
+
+
+async def op_stack(sup: DebugSupervisor, args: DebugArgs) -> Result:
+    session = _stopped(sup, "stack")
+    thread = await session.thread_for(args.thread_id)
+    frames, total = await session.stack(thread, STACK_CAP)
+    kept, note = cap_items(frames, STACK_CAP)
+    if total is not None and total > len(kept) and note is None:
+        note = f"truncated: {total - len(kept)} more"
+    lines = [f"thread {thread}:"]
+    lines += [f"#{i} [frame {f.id}] {_where(sup.root, f)}" for i, f in enumerate(kept)]
+    if note:
+        lines.append(note)
+    data = [
+        {
+            "id": f.id,
+            "name": f.name,
+            "path": relpath(sup.root, Path(f.path)) if f.path else None,
+            "line": f.line,
+        }
+        for f in kept
+    ]
+    return Result("\n".join(lines), data={"thread_id": thread, "frames": data, "note": note})
+
+
+def _known(ids: Any, what: str, source: str) -> str:
+    shown = ", ".join(str(i) for i in list(ids)[:20]) or "none yet"
+    return f"{what} ids come from `{source}` at the current stop (known: {shown})"
+
+
+async def op_scopes(sup: DebugSupervisor, args: DebugArgs) -> Result:
+    session = _stopped(sup, "scopes")
+    frame_id = _need(args.frame_id, "scopes", "frame_id", "a frame id from `stack`")
+    if frame_id not in session.frames:
+        raise ToolError(f"unknown frame id {frame_id}: " + _known(session.frames, "frame", "stack"))
+    body = await session.call("scopes", {"frameId": frame_id})
+    lines, data = [], []
+    for scope in body.get("scopes") or []:
+        ref = int(scope.get("variablesReference") or 0)
+        total = _children(scope)
+        if ref:
+            session.refs[ref] = RefInfo(total)
+        count = f", {total} variables" if total is not None else ""
+        lines.append(f"{scope.get('name')}: reference {ref}{count}")
+        data.append({"name": scope.get("name"), "reference": ref, "count": total})
+    return Result("\n".join(lines) or "no scopes", data=data)
+
+
+def _children(item: dict[str, Any]) -> int | None:
+    named, indexed = item.get("namedVariables"), item.get("indexedVariables")
+    if isinstance(named, int) or isinstance(indexed, int):
+        return (named or 0) + (indexed or 0)
+    return None
+
+
+def _format_var(item: dict[str, Any], name_key: str = "name") -> str:
+    value = cap_value(str(item.get("value", item.get("result", ""))), VALUE_CAP)
+    kind = item.get("type")
+    text = f"{item.get(name_key)}" + (f" ({kind})" if kind else "") + f" = {value}"
+    ref = int(item.get("variablesReference") or 0)
+    if ref:
+        text += f"  [reference {ref}]"
+    return text
+
+
+async def op_variables(sup: DebugSupervisor, args: DebugArgs) -> Result:
+    session = _stopped(sup, "variables")
+    ref = _need(args.reference, "variables", "reference", "from `scopes` or a previous `variables`")
+    if ref not in session.refs:
+        raise ToolError(
+            f"unknown reference {ref}: " + _known(session.refs, "reference", "scopes/variables")
+        )
+    body = await session.call(
+        "variables", {"variablesReference": ref, "start": 0, "count": MAX_FETCH_CHILDREN}
+    )
+    children = [v for v in body.get("variables") or [] if isinstance(v, dict)]
+    kept, note = cap_items(children, CHILDREN_CAP)
+    total = session.refs[ref].total
+    if total is not None and total > len(children):
+        note = f"truncated: {total - len(kept)} more"
+    elif len(children) >= MAX_FETCH_CHILDREN:
+        note = f"truncated: {len(children) - len(kept)} or more"
+    for v in kept:
+        child = int(v.get("variablesReference") or 0)
+        if child:
+            session.refs[child] = RefInfo(_children(v))
+    lines = [_format_var(v) for v in kept]
+    if note:
+        lines.append(note)
+    data = {
+        "variables": [
+            {
+                "name": v.get("name"),
+                "type": v.get("type"),
+                "value": cap_value(str(v.get("value", "")), VALUE_CAP),
+                "reference": int(v.get("variablesReference") or 0),
+            }
+            for v in kept
+        ],
+        "note": note,
+    }
+    return Result("\n".join(lines) or "no variables", data=data)
+
+
+async def op_evaluate(sup: DebugSupervisor, args: DebugArgs) -> Result:
+    session = sup.live_session()
+    expression = _need(args.expression, "evaluate", "expression", "e.g. len(items)")
+    if session.state != "stopped":
+        raise ToolError(session._not_stopped("evaluate"))
+    frame_id = args.frame_id
+    if frame_id is None:
+        stop = await session.describe_stop()
+        frame_id = stop.frame.id if stop is not None and stop.frame is not None else None
+    elif frame_id not in session.frames:
+        raise ToolError(f"unknown frame id {frame_id}: " + _known(session.frames, "frame", "stack"))
+    context = session.adapter.evaluate_context
+    request: dict[str, Any] = {"expression": expression, "context": context}
+    if frame_id is not None:
+        request["frameId"] = frame_id
+    body = await session.call("evaluate", request)
+    ref = int(body.get("variablesReference") or 0)
+    if ref:
+        session.refs[ref] = RefInfo(_children(body))
+    value = cap_value(str(body.get("result", "")), VALUE_CAP)
+    kind = body.get("type")
+    text = value + (f" ({kind})" if kind else "") + (f"  [reference {ref}]" if ref else "")
+    return Result(text, data={"result": value, "type": kind, "reference": ref})
+
+
+async def op_output(sup: DebugSupervisor, args: DebugArgs) -> Result:
+    session = sup.live_session()
+    ring = session.output
+    text = ring.text()
+    if not text:
+        return Result("no output yet", data={"output": "", "dropped": ring.dropped})
+    shown = cap_text(text.rstrip("\n"), OUTPUT_CAP, tail=OUTPUT_CAP // 2)
+    head = f"(the first {ring.dropped} characters fell out of the buffer)\n" if ring.dropped else ""
+    return Result(head + shown, data={"output": shown, "dropped": ring.dropped})
+
+
+async def op_terminate(sup: DebugSupervisor, args: DebugArgs) -> Result:
+    was_live = sup.session is not None and sup.session.live
+    session = await sup.terminate()
+    if not was_live:
+        text = f"nothing to terminate: {session.describe_end()}"
+        return Result(text, data={"state": session.state})
+    code = "" if session.exit_code is None else f" (exit code {session.exit_code})"
+    return Result(
+        f"terminated the {session.adapter.id} session: debuggee and adapter stopped{code}",
+        data={"state": session.state, "exit_code": session.exit_code},
+    )
+
+
+OPS: dict[str, Handler] = {
+    "adapters": op_adapters,
+    "status": op_status,
+    "breakpoints": op_breakpoints,
+    "launch": op_launch,
+    "attach": op_attach,
+    "continue": _resume("continue"),
+    "pause": op_pause,
+    "step_over": _resume("next"),
+    "step_in": _resume("stepIn"),
+    "step_out": _resume("stepOut"),
+    "threads": op_threads,
+    "stack": op_stack,
+    "scopes": op_scopes,
+    "variables": op_variables,
+    "evaluate": op_evaluate,
+    "output": op_output,
+    "terminate": op_terminate,
+}
+
+
+async def handle(ctx: CallContext, args: DebugArgs) -> Result:
+    sup = ctx.resource
+    assert isinstance(sup, DebugSupervisor)
+    return await OPS[args.op](sup, args)
+
+
+def make_tool() -> Tool:
+    return Tool(
+        name="debug",
+        tier=Tier.EXEC,
+        args=DebugArgs,
+        handler=handle,
+        description=DESCRIPTION,
+        resource=DebugSupervisor.key,
+        parallel_safe=False,
+        timeout=180.0,
+    )
