@@ -1,1 +1,84 @@
-"""livetools plugin lsp: not implemented yet (see its README)."""
+"""livetools plugin `lsp`: the `lsp` and `lsp_rename` tools and diagnostics on write.
+
+Language servers come from the family hook `livetools_lsp_servers` (see hookspecs.py); the
+built-ins answer it like any third party. Nothing starts at import or discovery: the supervisor
+is cheap to connect, and each server starts at the first call that needs it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from livetools import Tier, Tool, hookimpl
+
+from .spec import ServerSpec
+
+if TYPE_CHECKING:
+    import pluggy
+
+    from livetools import Run
+
+__all__ = ["ServerSpec", "server_specs"]
+
+
+@hookimpl
+def livetools_addhooks(pluginmanager: pluggy.PluginManager) -> None:
+    from . import hookspecs
+
+    pluginmanager.add_hookspecs(hookspecs)
+
+
+@hookimpl(trylast=True)
+def livetools_lsp_servers() -> list[ServerSpec]:
+    from .builtin import BUILTIN
+
+    return list(BUILTIN)
+
+
+def server_specs(run: Run) -> list[ServerSpec]:
+    """Every plugin's specs, earlier answers first; the first spec of an id wins."""
+    answers = run.host.plugins.pm.hook.livetools_lsp_servers(run=run)
+    seen: dict[str, ServerSpec] = {}
+    for answer in answers:
+        for spec in answer if isinstance(answer, list | tuple) else [answer]:
+            if isinstance(spec, ServerSpec) and spec.id not in seen:
+                seen[spec.id] = spec
+    return list(seen.values())
+
+
+@hookimpl
+def livetools_resources(run: Run) -> Any:
+    if run.options.get("lsp") is False:
+        return None
+    from .supervisor import Supervisor
+
+    return Supervisor(run, server_specs(run))
+
+
+@hookimpl
+def livetools_register_tools(register: Callable[[Tool], None], run: Run) -> None:
+    from .actions import DESCRIPTION, LspArgs, lsp
+    from .rename import DESCRIPTION as RENAME_DESCRIPTION
+    from .rename import RenameArgs, lsp_rename
+
+    register(Tool("lsp", Tier.READ, LspArgs, lsp, DESCRIPTION, resource="lsp"))
+    register(
+        Tool(
+            "lsp_rename",
+            Tier.WRITE,
+            RenameArgs,
+            lsp_rename,
+            RENAME_DESCRIPTION,
+            resource="lsp",
+            parallel_safe=False,
+        )
+    )
+
+
+@hookimpl
+def livetools_observe_write(run: Run, paths: list[Path], notes: list[str]) -> Any:
+    from .observe import observer
+
+    return observer(run, paths, notes)

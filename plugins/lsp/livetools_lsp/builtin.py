@@ -1,0 +1,126 @@
+"""The built-in server specs, offered through the family hook like any third party's."""
+
+from __future__ import annotations
+
+from .spec import ServerSpec
+
+PY_EXT = {".py": "python", ".pyi": "python"}
+PY_MARKERS = (
+    "pyproject.toml",
+    "setup.cfg",
+    "setup.py",
+    "requirements.txt",
+    "pyrightconfig.json",
+    "Pipfile",
+)
+TS_EXT = {
+    ".ts": "typescript",
+    ".tsx": "typescriptreact",
+    ".mts": "typescript",
+    ".cts": "typescript",
+    ".js": "javascript",
+    ".jsx": "javascriptreact",
+    ".mjs": "javascript",
+    ".cjs": "javascript",
+}
+TS_MARKERS = ("tsconfig.json", "jsconfig.json", "package.json")
+C_EXT = {
+    ".c": "c",
+    ".h": "c",
+    ".cc": "cpp",
+    ".cpp": "cpp",
+    ".cxx": "cpp",
+    ".hpp": "cpp",
+    ".hh": "cpp",
+    ".hxx": "cpp",
+    ".m": "objective-c",
+    ".mm": "objective-cpp",
+}
+
+# Standard mode: basedpyright's default ("recommended") floods every write with style warnings.
+# A project's own pyrightconfig.json / [tool.basedpyright] still wins over these settings.
+_PYRIGHT_ANALYSIS = {"typeCheckingMode": "standard", "diagnosticMode": "openFilesOnly"}
+
+BUILTIN: tuple[ServerSpec, ...] = (
+    ServerSpec(
+        id="basedpyright",
+        command=("basedpyright-langserver", "--stdio"),
+        probe=("basedpyright", "--version"),
+        extensions=PY_EXT,
+        markers=PY_MARKERS,
+        settings={"basedpyright": {"analysis": _PYRIGHT_ANALYSIS}},
+        checker=("basedpyright",),
+    ),
+    ServerSpec(
+        id="pyright",
+        command=("pyright-langserver", "--stdio"),
+        probe=("pyright", "--version"),
+        extensions=PY_EXT,
+        markers=PY_MARKERS,
+        settings={"python": {"analysis": _PYRIGHT_ANALYSIS}},
+        checker=("pyright",),
+    ),
+    ServerSpec(
+        id="pylsp",
+        command=("pylsp",),
+        extensions=PY_EXT,
+        markers=PY_MARKERS,
+        settings={"pylsp": {"plugins": {"pycodestyle": {"enabled": False}}}},
+        checker=("pyflakes", "."),
+    ),
+    ServerSpec(
+        id="typescript-language-server",
+        command=("typescript-language-server", "--stdio"),
+        extensions=TS_EXT,
+        markers=TS_MARKERS,
+        checker=("tsc", "--noEmit", "--pretty", "false"),
+        warmup=12.0,
+        first_diagnostics=15.0,
+    ),
+    ServerSpec(
+        id="tsgo",
+        command=("tsc", "--lsp", "--stdio"),
+        probe=("tsc", "--version"),
+        extensions=TS_EXT,
+        markers=TS_MARKERS,
+        checker=("tsc", "--noEmit", "--pretty", "false"),
+    ),
+    ServerSpec(
+        id="clangd",
+        command=("clangd", "--log=error"),
+        extensions=C_EXT,
+        markers=("compile_commands.json", "compile_flags.txt", ".clangd"),
+        checker=("clangd", "--log=error", "--check={file}"),
+        rename_blockers=("pp_file_not_found",),
+    ),
+    ServerSpec(
+        id="gopls",
+        command=("gopls",),
+        probe=("gopls", "version"),
+        extensions={".go": "go"},
+        markers=("go.work", "go.mod"),
+        checker=("go", "vet", "./..."),
+    ),
+    ServerSpec(
+        id="rust-analyzer",
+        command=("rust-analyzer",),
+        extensions={".rs": "rust"},
+        markers=("Cargo.toml",),
+        checker=("cargo", "check", "--quiet", "--message-format=short"),
+        warmup=15.0,
+        first_diagnostics=20.0,
+    ),
+    ServerSpec(
+        id="dart",
+        command=("dart", "language-server", "--protocol=lsp"),
+        extensions={".dart": "dart"},
+        markers=("pubspec.yaml",),
+        checker=("dart", "analyze"),
+    ),
+    ServerSpec(
+        id="bash-language-server",
+        command=("bash-language-server", "start"),
+        extensions={".sh": "shellscript", ".bash": "shellscript"},
+        checker=("shellcheck", "-f", "gcc", "{file}"),
+    ),
+)

@@ -1,0 +1,92 @@
+"""The per-run diagnostics ledger: what the run already knows about each file.
+
+Keyed by (severity, code, message) per file — position deliberately left out, so a diagnostic that
+merely moved because lines were inserted above it is not news — and counted, so a second identical
+error is. Only errors and warnings are kept; hints and "unnecessary"/"deprecated"-tagged items
+are noise for an agent.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+SEVERITY = {1: "error", 2: "warning", 3: "info", 4: "hint"}
+_UNNECESSARY = 1
+
+
+@dataclass(frozen=True)
+class Item:
+    """One diagnostic as the model reads it (1-based line)."""
+
+    line: int
+    severity: str
+    code: str | None
+    message: str
+    source: str | None
+
+    @property
+    def key(self) -> tuple[str, str | None, str]:
+        return (self.severity, self.code, self.message)
+
+
+def to_item(raw: dict[str, Any]) -> Item:
+    start = (raw.get("range") or {}).get("start") or {}
+    code = raw.get("code")
+    if isinstance(code, dict):  # some servers send {value, target}
+        code = code.get("value")
+    return Item(
+        line=int(start.get("line", 0)) + 1,
+        severity=SEVERITY.get(int(raw.get("severity") or 1), "error"),
+        code=str(code) if code not in (None, "") else None,
+        message=" ".join(str(raw.get("message", "")).split()),
+        source=raw.get("source"),
+    )
+
+
+def significant(raw: list[dict[str, Any]]) -> list[Item]:
+    """Errors and warnings, without items tagged unnecessary (faded-out code), by line."""
+    items = []
+    for diag in raw:
+        if int(diag.get("severity") or 1) > 2:
+            continue
+        if _UNNECESSARY in (diag.get("tags") or []):
+            continue
+        items.append(to_item(diag))
+    return sorted(items, key=lambda i: (i.line, i.severity, i.message))
+
+
+class Ledger:
+    """Per file, the counts of each diagnostic key the run has seen."""
+
+    def __init__(self) -> None:
+        self._known: dict[Path, Counter[tuple[str, str | None, str]]] = {}
+
+    def knows(self, path: Path) -> bool:
+        return path in self._known
+
+    def seed(self, path: Path, items: list[Item]) -> None:
+        """Record the state before a write without reporting it."""
+        self._known[path] = Counter(i.key for i in items)
+
+    def news(self, path: Path, items: list[Item]) -> list[Item]:
+        """The items beyond what was known (per key, the extra occurrences, latest lines
+        first counted as new), then remember the current state."""
+        known = self._known.get(path, Counter())
+        now = Counter(i.key for i in items)
+        fresh: list[Item] = []
+        budget = {key: count - known.get(key, 0) for key, count in now.items()}
+        for item in reversed(items):
+            if budget.get(item.key, 0) > 0:
+                fresh.append(item)
+                budget[item.key] -= 1
+        self._known[path] = now
+        return sorted(fresh, key=lambda i: (i.line, i.severity, i.message))
+
+    def forget(self, path: Path) -> None:
+        self._known.pop(path, None)
+
+    def clear(self) -> None:
+        self._known.clear()

@@ -1,0 +1,142 @@
+"""Diagnostics on write: after any write of the run (the harness's write/edit/apply_patch, our
+lsp_rename, astgrep's resolve), each written file a server handles is synced (didChange with a new
+version, didSave) and only the diagnostics it newly introduced are attached to the write's result.
+
+The state before the write is the baseline: known from earlier calls, or taken now by opening
+the old text first — so errors that were already there are never blamed on this write. A write
+to a file no server handles returns before touching anything.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from livetools import ToolError, cap_items, relpath
+
+from .ledger import Item, significant
+from .server import LanguageServer, path_uri
+from .supervisor import KEY, Supervisor
+
+if TYPE_CHECKING:
+    from livetools import Run
+
+WARM_WAIT = 3.0
+TOTAL_WAIT = 25.0  # below the host's observer bound
+PER_FILE = 10
+TOTAL = 30
+
+
+def observer(run: Run, paths: list[Path], notes: list[str]) -> Any:
+    sup = run.resource(KEY)
+    if not isinstance(sup, Supervisor) or not sup.on_write:
+        return None
+    served = [p for p in paths if sup.serves(p)]
+    if not served:
+        return None
+    return _observe(sup, served, notes)
+
+
+def _read(path: Path) -> str | None:
+    try:
+        return path.read_text(encoding="utf-8", errors="replace")
+    except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
+        return None
+
+
+@contextlib.asynccontextmanager
+async def _observe(sup: Supervisor, paths: list[Path], notes: list[str]) -> AsyncIterator[None]:
+    before = {path: _read(path) for path in paths}
+    yield
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + TOTAL_WAIT
+    results = await asyncio.gather(
+        *(_one(sup, path, before[path], deadline) for path in paths), return_exceptions=True
+    )
+    found: list[tuple[Path, str, list[Item]]] = []
+    for path, outcome in zip(paths, results, strict=True):
+        rel = relpath(sup.root, path)
+        if isinstance(outcome, ToolError):
+            if "no usable language server" not in str(outcome):
+                notes.append(f"diagnostics unavailable for {rel}: {outcome}")
+        elif isinstance(outcome, BaseException):
+            notes.append(f"diagnostics unavailable for {rel}: {type(outcome).__name__}: {outcome}")
+        elif isinstance(outcome, str):
+            notes.append(outcome)
+        elif outcome is not None and outcome[1]:
+            found.append((path, outcome[0], outcome[1]))
+    if found:
+        notes.append(render(sup, found))
+
+
+async def _one(
+    sup: Supervisor, path: Path, old: str | None, deadline: float
+) -> tuple[str, list[Item]] | str | None:
+    """(server id, new items), or a "not ready" note, or None when there is nothing to say."""
+    loop = asyncio.get_running_loop()
+    new = _read(path)
+    server = sup.running_for(path)
+    if new is None:
+        if server is not None:
+            await server.close(path)
+        sup.ledger.forget(path)
+        return None
+    if server is None:
+        server = await asyncio.wait_for(sup.server_for(path), max(deadline - loop.time(), 0.1))
+    rel = relpath(sup.root, path)
+    first = path_uri(path) not in server.documents
+    if not sup.ledger.knows(path):
+        if old is None:
+            sup.ledger.seed(path, [])
+        else:
+            since = time.monotonic()
+            doc, _ = await server.sync(path, old)
+            bound = min(server.spec.first_diagnostics if first else WARM_WAIT, _left(deadline))
+            raw = await server.diagnostics(doc, since, bound)
+            if raw is None:
+                return _not_ready(server, rel, bound)
+            sup.ledger.seed(path, significant(raw))
+            first = False
+    since = time.monotonic()
+    doc, _ = await server.sync(path, new)
+    with contextlib.suppress(ToolError):
+        await server.save(doc)
+    bound = min(server.spec.first_diagnostics if first else WARM_WAIT, _left(deadline))
+    raw = await server.diagnostics(doc, since, bound)
+    if raw is None:
+        return _not_ready(server, rel, bound)
+    return server.spec.id, sup.ledger.news(path, significant(raw))
+
+
+def _left(deadline: float) -> float:
+    return max(deadline - asyncio.get_running_loop().time(), 0.1)
+
+
+def _not_ready(server: LanguageServer, rel: str, bound: float) -> str:
+    busy = server.busy()
+    extra = f", {busy}" if busy else ""
+    return (
+        f"diagnostics not ready for {rel} ({server.spec.id} sent none within {bound:.1f}s{extra}); "
+        f'ask later with lsp diagnostics file="{rel}"'
+    )
+
+
+def render(sup: Supervisor, found: list[tuple[Path, str, list[Item]]]) -> str:
+    servers = sorted({server for _, server, _ in found})
+    count = sum(len(items) for _, _, items in found)
+    out = [f"new diagnostics after this write ({count}, {', '.join(servers)}):"]
+    shown = 0
+    for path, _server, items in found:
+        rel = relpath(sup.root, path)
+        kept, cut = cap_items(items, min(PER_FILE, max(TOTAL - shown, 0)))
+        for item in kept:
+            code = f" [{item.code}]" if item.code else ""
+            out.append(f"{rel}:{item.line}: {item.severity}{code}: {item.message}")
+        shown += len(kept)
+        if cut:
+            out.append(f"{rel}: {cut}")
+    return "\n".join(out)

@@ -1,0 +1,226 @@
+"""`lsp_rename`: a separate write-tier tool, so a read-only explorer never gets to rewrite the
+repo. The server's WorkspaceEdit (`changes` or `documentChanges`, file operations included) is
+turned into one staged edit and applied all-or-nothing through the host's write wrapping, so the
+rename's own result carries any diagnostics it introduced."""
+
+from __future__ import annotations
+
+import itertools
+import time
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+from livetools import (
+    CallContext,
+    EditConflict,
+    PathError,
+    Result,
+    StagedEdit,
+    ToolError,
+    relpath,
+    resolve_path,
+)
+
+from .ledger import significant
+from .positions import LineIndex
+from .server import LanguageServer, uri_path
+from .supervisor import Supervisor
+
+DIFF_LINES = 60
+
+
+class RenameArgs(BaseModel):
+    file: str = Field(description="Path from the root.")
+    line: int = Field(ge=1, description="1-based line.")
+    symbol: str = Field(description="The name on that line; name#2 = 2nd match.")
+    new_name: str = Field(min_length=1)
+
+
+DESCRIPTION = (
+    "Rename a symbol project-wide through the language server (line + symbol as in lsp); "
+    "all files change atomically or none."
+)
+
+
+class Workspace:
+    """The files a WorkspaceEdit touches, as in-memory texts, applied in the edit's order."""
+
+    def __init__(self, sup: Supervisor, server: LanguageServer) -> None:
+        self.root = sup.root
+        self.server = server
+        self.texts: dict[Path, str | None] = {}
+        self.edits: dict[Path, int] = {}
+        self.moves: list[str] = []
+
+    def _path(self, uri: str) -> Path:
+        path = uri_path(uri)
+        if path is None:
+            raise ToolError(f"the rename touches {uri}, which is not a file; nothing was changed")
+        try:
+            return resolve_path(self.root, path)
+        except PathError:
+            raise ToolError(
+                f"the rename would edit {path}, outside the project root; nothing was changed"
+            ) from None
+
+    def _text(self, path: Path) -> str:
+        if path not in self.texts:
+            try:
+                self.texts[path] = path.read_text(encoding="utf-8")
+            except (OSError, UnicodeDecodeError) as exc:
+                raise ToolError(f"cannot read {relpath(self.root, path)}: {exc}") from None
+        text = self.texts[path]
+        if text is None:
+            raise ToolError(f"the rename edits {relpath(self.root, path)} after deleting it")
+        return text
+
+    def text_edits(self, uri: str, edits: list[dict[str, Any]]) -> None:
+        path = self._path(uri)
+        text = self._text(path)
+        index = LineIndex(text)
+        spans = []
+        for edit in edits:
+            rng = edit.get("range") or {}
+            start = index.offset(rng.get("start") or {}, self.server.encoding)
+            end = index.offset(rng.get("end") or {}, self.server.encoding)
+            spans.append((start, end, str(edit.get("newText", ""))))
+        spans.sort(key=lambda s: (s[0], s[1]))
+        for (_, end_a, _), (start_b, _, _) in itertools.pairwise(spans):
+            if start_b < end_a:
+                raise ToolError(
+                    f"{self.server.spec.id} sent overlapping edits for "
+                    f"{relpath(self.root, path)}; nothing was changed"
+                )
+        for start, end, new in reversed(spans):
+            text = text[:start] + new + text[end:]
+        self.texts[path] = text
+        self.edits[path] = self.edits.get(path, 0) + len(spans)
+
+    def operation(self, op: dict[str, Any]) -> None:
+        kind = op.get("kind")
+        options = op.get("options") or {}
+        if kind == "create":
+            path = self._path(str(op.get("uri")))
+            exists = self.texts.get(path) is not None or (path not in self.texts and path.exists())
+            if exists and not options.get("overwrite"):
+                if options.get("ignoreIfExists"):
+                    return
+                raise ToolError(f"the rename would create {relpath(self.root, path)}, which exists")
+            self.texts[path] = ""
+        elif kind == "rename":
+            old = self._path(str(op.get("oldUri")))
+            new = self._path(str(op.get("newUri")))
+            target_exists = self.texts.get(new) is not None or (
+                new not in self.texts and new.exists()
+            )
+            if target_exists and not options.get("overwrite"):
+                if options.get("ignoreIfExists"):
+                    return
+                raise ToolError(
+                    f"the rename would move {relpath(self.root, old)} onto "
+                    f"{relpath(self.root, new)}, which exists; nothing was changed"
+                )
+            self.texts[new] = self._text(old)
+            self.texts[old] = None
+            self.edits[new] = self.edits.pop(old, 0)
+            self.moves.append(f"{relpath(self.root, old)} -> {relpath(self.root, new)}")
+        elif kind == "delete":
+            path = self._path(str(op.get("uri")))
+            self.texts[path] = None
+            self.moves.append(f"deleted {relpath(self.root, path)}")
+        else:
+            raise ToolError(f"unknown workspace edit operation {kind!r}; nothing was changed")
+
+    def apply_edit(self, edit: dict[str, Any]) -> None:
+        if edit.get("documentChanges") is not None:
+            for change in edit["documentChanges"]:
+                if "kind" in change:
+                    self.operation(change)
+                else:
+                    doc = change.get("textDocument") or {}
+                    self.text_edits(str(doc.get("uri")), list(change.get("edits") or []))
+        else:
+            for uri, edits in (edit.get("changes") or {}).items():
+                self.text_edits(uri, list(edits or []))
+
+
+async def lsp_rename(ctx: CallContext, args: RenameArgs) -> Result:
+    from .actions import _file_path, _position
+
+    sup: Supervisor = ctx.resource
+    path = _file_path(sup, args.file, "lsp_rename")
+    rel = relpath(sup.root, path)
+    server = await sup.server_for(path)
+    if not server.supports("renameProvider", "textDocument/rename"):
+        raise ToolError(f"{server.spec.id} does not support rename")
+    await _blockers(sup, server, path)
+    params, spot = await _position(server, path, args.line, args.symbol, rel)
+    provider = server.capabilities.get("renameProvider")
+    if isinstance(provider, dict) and provider.get("prepareProvider"):
+        prepared = await server.request("textDocument/prepareRename", params, what="rename")
+        if prepared is None:
+            raise ToolError(
+                f'{server.spec.id} cannot rename "{args.symbol}" at {rel}:{args.line} '
+                "(not a renameable symbol there); point at the name's declaration or a use"
+            )
+    edit = await server.request(
+        "textDocument/rename", {**params, "newName": args.new_name}, what="rename"
+    )
+    if not isinstance(edit, dict) or not (edit.get("changes") or edit.get("documentChanges")):
+        raise ToolError(
+            f'{server.spec.id} returned no edits for renaming "{args.symbol}" at {rel}:'
+            f"{args.line}; nothing was changed"
+        )
+    work = Workspace(sup, server)
+    work.apply_edit(edit)
+    staged = StagedEdit.stage(sup.root, dict(work.texts))
+    changed = [c for c in staged.changes if c.original != c.new]
+    if not changed:
+        raise ToolError(f"the rename to {args.new_name} changes nothing; nothing was written")
+    staged = StagedEdit(staged.root, changed)
+    diff = staged.diff(DIFF_LINES)
+    try:
+        notes = await staged.apply(ctx.run)
+    except EditConflict as exc:
+        raise ToolError(str(exc)) from None
+    for moved in list(work.texts):
+        if work.texts[moved] is None:
+            await server.close(moved)
+    total = sum(work.edits.values())
+    files = ", ".join(f"{relpath(sup.root, p)} ({n})" for p, n in work.edits.items() if n)
+    head = f'renamed "{args.symbol}" to "{args.new_name}": {total} edits in {len(work.edits)} '
+    head += f"files: {files}"
+    lines = [head]
+    if spot.note:
+        lines.append(spot.note)
+    lines += [f"moved: {m}" for m in work.moves]
+    lines.append(diff)
+    lines += notes
+    return Result(
+        "\n".join(lines),
+        {
+            "files": staged.files(),
+            "edits": {relpath(sup.root, p): n for p, n in work.edits.items()},
+            "moves": work.moves,
+            "notes": notes,
+        },
+    )
+
+
+async def _blockers(sup: Supervisor, server: LanguageServer, path: Path) -> None:
+    """Refuse when the server says it cannot see the whole project (clangd without its include
+    paths renames 1 of 3 files): a partial rename must not be applied silently."""
+    if not server.spec.rename_blockers:
+        return
+    doc, _ = await server.sync(path)
+    raw = await server.diagnostics(doc, time.monotonic() - 60, server.spec.first_diagnostics)
+    for item in significant(raw or []):
+        if item.code in server.spec.rename_blockers:
+            raise ToolError(
+                f"{server.spec.id} cannot see the whole project from {relpath(sup.root, path)} "
+                f"(line {item.line}: {item.message} [{item.code}]), so a rename now would miss "
+                "files; nothing was changed. Fix the project setup (e.g. compile_commands.json "
+                "with the include paths) and try again."
+            )

@@ -1,0 +1,532 @@
+"""One running language server for one (spec, root): process, connection, documents, diagnostics.
+
+What the research on real servers made necessary: every server->client request is answered
+(configuration by section, capability registration, progress creation, refreshes — a
+MethodNotFound reply crashes basedpyright); documents are opened before position requests and
+re-sent in full with a new version whenever the disk moved on; push diagnostics are matched to
+our document version (or, for servers that send none, to the time of our change); pull
+diagnostics are used wherever the server offers them (pyright-family stop pushing once a client
+can pull); `$/progress` tells whether the server is still indexing.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import time
+from collections import deque
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from livetools import ToolError
+from livetools.procs import ChildProcess, ProcessStartError
+from livetools.wire import FramedReader, FramedWriter
+
+from .jsonrpc import (
+    CONTENT_MODIFIED,
+    METHOD_NOT_FOUND,
+    REQUEST_CANCELLED,
+    ConnectionLost,
+    Endpoint,
+    RpcError,
+    RpcTimeout,
+)
+from .spec import ServerSpec
+
+SHUTDOWN_TIMEOUT = 2.0
+_SETTLE = 0.15  # after a version-less publish, a second one often follows
+_MESSAGES = 20
+
+
+class ServerGone(ToolError):
+    """The server crashed, hung or could not start; the next call starts a fresh one."""
+
+
+@dataclass
+class Document:
+    uri: str
+    version: int
+    text: str
+    language_id: str
+
+
+@dataclass
+class Published:
+    version: int | None
+    items: list[dict[str, Any]]
+    at: float
+
+
+@dataclass
+class Readiness:
+    active: dict[str, str] = field(default_factory=dict)  # progress token -> title
+    last_end: float = 0.0
+
+
+def path_uri(path: Path) -> str:
+    return path.resolve().as_uri()
+
+
+def uri_path(uri: str) -> Path | None:
+    if not uri.startswith("file://"):
+        return None
+    from urllib.parse import unquote, urlparse
+
+    parsed = urlparse(uri)
+    return Path(unquote(parsed.path))
+
+
+def read_text(path: Path) -> str:
+    """Small source files: read inline, the event loop barely notices."""
+    return path.read_text(encoding="utf-8", errors="replace")
+
+
+def _lookup(settings: Mapping[str, Any], section: str | None) -> Any:
+    if not section:
+        return dict(settings)
+    node: Any = settings
+    for part in section.split("."):
+        if not isinstance(node, Mapping) or part not in node:
+            return None
+        node = node[part]
+    return node
+
+
+def client_capabilities() -> dict[str, Any]:
+    links = {"dynamicRegistration": False, "linkSupport": True}
+    kinds = [
+        "",
+        "quickfix",
+        "refactor",
+        "refactor.extract",
+        "refactor.inline",
+        "refactor.rewrite",
+        "source",
+        "source.organizeImports",
+        "source.fixAll",
+    ]
+    return {
+        "general": {"positionEncodings": ["utf-16"]},
+        "window": {"workDoneProgress": True},
+        "workspace": {
+            "configuration": True,
+            "workspaceFolders": True,
+            "applyEdit": False,
+            "didChangeConfiguration": {"dynamicRegistration": True},
+            "didChangeWatchedFiles": {"dynamicRegistration": True},
+            "symbol": {"dynamicRegistration": True},
+            "diagnostics": {"refreshSupport": True},
+            "workspaceEdit": {
+                "documentChanges": True,
+                "resourceOperations": ["create", "rename", "delete"],
+                "failureHandling": "abort",
+            },
+        },
+        "textDocument": {
+            "synchronization": {"dynamicRegistration": True, "didSave": True},
+            "publishDiagnostics": {"versionSupport": True, "tagSupport": {"valueSet": [1, 2]}},
+            "diagnostic": {"dynamicRegistration": True, "relatedDocumentSupport": False},
+            "definition": links,
+            "typeDefinition": links,
+            "implementation": links,
+            "references": {"dynamicRegistration": False},
+            "hover": {"contentFormat": ["markdown", "plaintext"]},
+            "documentSymbol": {"hierarchicalDocumentSymbolSupport": True},
+            "codeAction": {
+                "codeActionLiteralSupport": {"codeActionKind": {"valueSet": kinds}},
+                "isPreferredSupport": True,
+            },
+            "rename": {"prepareSupport": True},
+        },
+    }
+
+
+class LanguageServer:
+    """Start with `await LanguageServer.launch(...)`; every request goes through `request`,
+    which turns a crash, a hang or an error answer into a ToolError the model can act on."""
+
+    def __init__(self, spec: ServerSpec, root: Path, binary: str, request_timeout: float) -> None:
+        self.spec = spec
+        self.root = root
+        self.binary = binary
+        self.request_timeout = request_timeout
+        self.child: ChildProcess | None = None
+        self.endpoint: Endpoint | None = None
+        self.capabilities: dict[str, Any] = {}
+        self.server_info: dict[str, Any] = {}
+        self.encoding = "utf-16"
+        self.registrations: dict[str, str] = {}  # registration id -> method
+        self.documents: dict[str, Document] = {}
+        self.published: dict[str, Published] = {}
+        self.readiness = Readiness()
+        self.messages: deque[str] = deque(maxlen=_MESSAGES)
+        self.started_at = time.monotonic()
+        self.failure: str | None = None  # set once it crashed or hung: the next call restarts
+        self._changed = asyncio.Condition()
+
+    # -- life cycle --------------------------------------------------------------------------
+
+    @classmethod
+    async def launch(
+        cls,
+        spec: ServerSpec,
+        root: Path,
+        binary: str,
+        *,
+        request_timeout: float,
+        init_timeout: float,
+    ) -> LanguageServer:
+        server = cls(spec, root, binary, request_timeout)
+        try:
+            await server._start(init_timeout)
+        except BaseException:
+            await server.aclose()
+            raise
+        return server
+
+    async def _start(self, init_timeout: float) -> None:
+        env = dict(os.environ)
+        env.update(self.spec.env)
+        argv = (self.binary, *self.spec.command[1:])
+        try:
+            self.child = await ChildProcess.start(argv, cwd=self.root, env=env, name=self.spec.id)
+        except ProcessStartError as exc:
+            raise ServerGone(f"{self.spec.id} could not start: {exc}") from None
+        assert self.child.stdout is not None and self.child.stdin is not None
+        self.endpoint = Endpoint(
+            FramedReader(self.child.stdout),
+            FramedWriter(self.child.stdin),
+            on_request=self._on_request,
+            on_notification=self._on_notification,
+            on_lost=self._on_lost,
+        )
+        self.endpoint.start()
+        root_uri = path_uri(self.root)
+        params = {
+            "processId": os.getpid(),
+            "clientInfo": {"name": "livetools"},
+            "rootUri": root_uri,
+            "rootPath": str(self.root),
+            "workspaceFolders": [{"uri": root_uri, "name": self.root.name}],
+            "initializationOptions": dict(self.spec.init_options or {}),
+            "capabilities": client_capabilities(),
+        }
+        result = await self.request("initialize", params, bound=init_timeout, what="initialize")
+        if not isinstance(result, dict):
+            raise ServerGone(f"{self.spec.id} answered initialize with {result!r:.200}")
+        self.capabilities = result.get("capabilities") or {}
+        self.server_info = result.get("serverInfo") or {}
+        self.encoding = self.capabilities.get("positionEncoding") or "utf-16"
+        await self.notify("initialized", {})
+        if self.spec.settings:
+            await self.notify(
+                "workspace/didChangeConfiguration", {"settings": dict(self.spec.settings)}
+            )
+        self.started_at = time.monotonic()
+
+    @property
+    def pid(self) -> int | None:
+        return self.child.pid if self.child else None
+
+    @property
+    def alive(self) -> bool:
+        return (
+            self.failure is None
+            and self.child is not None
+            and self.child.returncode is None
+            and self.endpoint is not None
+            and self.endpoint.lost is None
+        )
+
+    def uptime(self) -> float:
+        return time.monotonic() - self.started_at
+
+    async def aclose(self) -> None:
+        """Bounded: shutdown + exit if it still answers, then the whole session is killed."""
+        if self.endpoint is not None and self.alive:
+            with contextlib.suppress(ToolError, ConnectionLost, RpcError, RpcTimeout, OSError):
+                await self.endpoint.request("shutdown", None, SHUTDOWN_TIMEOUT)
+                await self.endpoint.notify("exit", None)
+        if self.failure is None:
+            self.failure = "stopped"
+        if self.child is not None:
+            await self.child.aclose(grace=1.0)
+        if self.endpoint is not None:
+            await self.endpoint.aclose()
+
+    # -- requests ----------------------------------------------------------------------------
+
+    async def request(
+        self,
+        method: str,
+        params: Any,
+        *,
+        bound: float | None = None,
+        what: str | None = None,
+    ) -> Any:
+        """One request; a content-modified answer is retried once (the document just moved)."""
+        if self.endpoint is None:
+            raise ServerGone(f"{self.spec.id} is not running")
+        if self.failure is not None:
+            raise ServerGone(f"{self.spec.id} is not usable: {self.failure}")
+        bound = bound if bound is not None else self.request_timeout
+        for attempt in range(2):
+            try:
+                return await self.endpoint.request(method, params, bound)
+            except RpcError as exc:
+                if exc.code in (CONTENT_MODIFIED, REQUEST_CANCELLED) and attempt == 0:
+                    continue
+                if exc.code == METHOD_NOT_FOUND:
+                    raise ToolError(f"{self.spec.id} does not support {what or method}") from None
+                raise ToolError(
+                    f"{self.spec.id} answered {what or method} with an error: {exc.message}"
+                ) from None
+            except RpcTimeout:
+                self.failure = f"did not answer {method} within {bound:g}s"
+                await self._kill()
+                raise ServerGone(
+                    f"{self.spec.id} did not answer {what or method} within {bound:g}s; it was "
+                    "stopped and the next call starts it again"
+                ) from None
+            except ConnectionLost as exc:
+                raise ServerGone(await self.crash_report(what or method, str(exc))) from None
+        raise AssertionError("unreachable")
+
+    async def notify(self, method: str, params: Any) -> None:
+        if self.endpoint is None or self.failure is not None:
+            raise ServerGone(f"{self.spec.id} is not usable: {self.failure or 'not running'}")
+        try:
+            await self.endpoint.notify(method, params)
+        except ConnectionLost as exc:
+            raise ServerGone(await self.crash_report(method, str(exc))) from None
+
+    async def crash_report(self, during: str, reason: str) -> str:
+        code = await self.child.wait(1.0) if self.child else None
+        tail = self.child.stderr_tail(8).strip() if self.child else ""
+        exit_text = f"exit code {code}" if code is not None else reason
+        self.failure = f"crashed ({exit_text})"
+        text = f"{self.spec.id} crashed during {during} ({exit_text})"
+        if code is not None and reason.startswith("the server wrote invalid output"):
+            text += f"; {reason}"
+        elif code is None:
+            await self._kill()
+        if tail:
+            text += f"; stderr tail:\n{tail[-1500:]}\n"
+        else:
+            text += "; "
+        return text + "the next call starts it again"
+
+    async def _kill(self) -> None:
+        if self.child is not None:
+            await self.child.aclose(grace=0)
+
+    # -- server -> client --------------------------------------------------------------------
+
+    async def _on_request(self, method: str, params: Any) -> Any:
+        if method == "workspace/configuration":
+            items = (params or {}).get("items") or []
+            return [_lookup(self.spec.settings, item.get("section")) for item in items]
+        if method == "client/registerCapability":
+            for reg in (params or {}).get("registrations") or []:
+                self.registrations[str(reg.get("id"))] = str(reg.get("method"))
+            return None
+        if method == "client/unregisterCapability":
+            for reg in (params or {}).get("unregisterations") or []:
+                self.registrations.pop(str(reg.get("id")), None)
+            return None
+        if method == "workspace/workspaceFolders":
+            return [{"uri": path_uri(self.root), "name": self.root.name}]
+        if method == "workspace/applyEdit":
+            return {"applied": False, "failureReason": "livetools applies edits itself"}
+        if method == "window/showDocument":
+            return {"success": False}
+        if method in ("window/workDoneProgress/create", "window/showMessageRequest"):
+            return None
+        if method.startswith("workspace/") and method.endswith("/refresh"):
+            return None
+        raise RpcError(method, METHOD_NOT_FOUND, f"livetools does not handle {method}")
+
+    def _on_notification(self, method: str, params: Any) -> None:
+        if method == "textDocument/publishDiagnostics" and isinstance(params, dict):
+            uri = str(params.get("uri"))
+            version = params.get("version")
+            self.published[uri] = Published(
+                version if isinstance(version, int) else None,
+                list(params.get("diagnostics") or []),
+                time.monotonic(),
+            )
+            self._wake()
+        elif method == "$/progress" and isinstance(params, dict):
+            token = str(params.get("token"))
+            value = params.get("value") or {}
+            kind = value.get("kind") if isinstance(value, dict) else None
+            if kind == "begin":
+                self.readiness.active[token] = str(value.get("title") or "")
+            elif kind == "end":
+                self.readiness.active.pop(token, None)
+                self.readiness.last_end = time.monotonic()
+                self._wake()
+        elif (
+            method in ("window/logMessage", "window/showMessage")
+            and isinstance(params, dict)
+            and int(params.get("type") or 4) <= 2  # errors and warnings only
+        ):
+            self.messages.append(str(params.get("message"))[:300])
+
+    def _on_lost(self, reason: str) -> None:
+        self._wake()
+
+    def _wake(self) -> None:
+        async def notify_all() -> None:
+            async with self._changed:
+                self._changed.notify_all()
+
+        with contextlib.suppress(RuntimeError):
+            asyncio.get_running_loop().create_task(notify_all())
+
+    async def wait_change(self, seconds: float) -> None:
+        """Sleep until a publish, a progress end or a lost connection, at most `seconds`."""
+        if seconds <= 0:
+            return
+        async with self._changed:
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._changed.wait(), seconds)
+
+    # -- capabilities ------------------------------------------------------------------------
+
+    def supports(self, provider: str, method: str) -> bool:
+        """Static capability (`provider` truthy) or a dynamic registration of `method`."""
+        if self.capabilities.get(provider):
+            return True
+        return method in self.registrations.values()
+
+    @property
+    def pulls(self) -> bool:
+        return self.supports("diagnosticProvider", "textDocument/diagnostic")
+
+    def busy(self) -> str | None:
+        """Why an empty answer may only mean "not ready yet", or None."""
+        if self.readiness.active:
+            titles = ", ".join(t for t in self.readiness.active.values() if t) or "work"
+            return f"still busy ({titles})"
+        if self.uptime() < self.spec.warmup:
+            return f"started {self.uptime():.1f}s ago"
+        return None
+
+    # -- documents ---------------------------------------------------------------------------
+
+    def _sync_kind(self) -> int:
+        sync = self.capabilities.get("textDocumentSync")
+        if isinstance(sync, dict):
+            return int(sync.get("change") or 0)
+        return int(sync) if isinstance(sync, int) else 1
+
+    async def sync(self, path: Path, text: str | None = None) -> tuple[Document, bool]:
+        """Make the server see `path` as on disk (or `text`): didOpen the first time, a full
+        didChange with a new version when it changed. Returns the document and whether a new
+        version was sent."""
+        uri = path_uri(path)
+        if text is None:
+            text = read_text(path)
+        doc = self.documents.get(uri)
+        if doc is None:
+            doc = Document(uri, 1, text, self.spec.language_id(path.suffix))
+            self.documents[uri] = doc
+            await self.notify(
+                "textDocument/didOpen",
+                {
+                    "textDocument": {
+                        "uri": uri,
+                        "languageId": doc.language_id,
+                        "version": doc.version,
+                        "text": text,
+                    }
+                },
+            )
+            return doc, True
+        if doc.text == text:
+            return doc, False
+        doc.version += 1
+        doc.text = text
+        if self._sync_kind() == 0:
+            return doc, True
+        await self.notify(
+            "textDocument/didChange",
+            {
+                "textDocument": {"uri": uri, "version": doc.version},
+                "contentChanges": [{"text": text}],
+            },
+        )
+        return doc, True
+
+    async def save(self, doc: Document) -> None:
+        sync = self.capabilities.get("textDocumentSync")
+        save = sync.get("save") if isinstance(sync, dict) else None
+        params: dict[str, Any] = {"textDocument": {"uri": doc.uri}}
+        if isinstance(save, dict) and save.get("includeText"):
+            params["text"] = doc.text
+        await self.notify("textDocument/didSave", params)
+
+    async def close(self, path: Path) -> None:
+        uri = path_uri(path)
+        if self.documents.pop(uri, None) is not None and self.alive:
+            await self.notify("textDocument/didClose", {"textDocument": {"uri": uri}})
+        self.published.pop(uri, None)
+
+    # -- diagnostics -------------------------------------------------------------------------
+
+    async def diagnostics(
+        self, doc: Document, since: float, wait: float
+    ) -> list[dict[str, Any]] | None:
+        """Diagnostics of `doc` at its current version: pulled when the server can, else the
+        first publish for this version (version-less servers: the first one after `since`).
+        None when nothing arrived within `timeout`."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + wait
+        while self.pulls:
+            remaining = deadline - loop.time()
+            if remaining <= 0:
+                return None
+            try:
+                report = await self.request(
+                    "textDocument/diagnostic",
+                    {"textDocument": {"uri": doc.uri}},
+                    bound=remaining,
+                    what="diagnostics",
+                )
+            except ServerGone:
+                raise
+            except ToolError:
+                break  # registered but failing: fall back to push
+            if isinstance(report, dict) and report.get("kind") == "full":
+                return list(report.get("items") or [])
+            await asyncio.sleep(0.05)
+        while True:
+            entry = self.published.get(doc.uri)
+            if entry is not None and (
+                (entry.version is not None and entry.version >= doc.version)
+                or (entry.version is None and entry.at >= since)
+            ):
+                if entry.version is None:
+                    await self._settle(doc.uri, entry, deadline)
+                    return self.published[doc.uri].items
+                return entry.items
+            if not self.alive:
+                reason = self.endpoint.lost if self.endpoint else None
+                raise ServerGone(await self.crash_report("diagnostics", reason or "exited"))
+            remaining = deadline - loop.time()
+            if remaining <= 0:
+                return None
+            await self.wait_change(remaining)
+
+    async def _settle(self, uri: str, entry: Published, deadline: float) -> None:
+        loop = asyncio.get_running_loop()
+        end = min(deadline, loop.time() + _SETTLE)
+        while (remaining := end - loop.time()) > 0:
+            await self.wait_change(remaining)
+            if self.published.get(uri) is not entry:
+                entry = self.published[uri]
+                end = min(deadline, loop.time() + _SETTLE)

@@ -1,0 +1,45 @@
+"""What a language server is to us: a record a plugin returns from `livetools_lsp_servers`."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass(frozen=True)
+class ServerSpec:
+    """One language server.
+
+    `command` is the argv (its first word is looked up on PATH, then next to the interpreter);
+    `extensions` maps a file suffix to its LSP languageId; `markers` are root markers, nearest
+    directory wins (empty = the run root). `probe` is the health check argv (default:
+    `command[0] --version`); a binary that resolves but fails it is not usable. `settings` answer
+    `workspace/configuration` by section; `checker` is the project checker `lsp diagnostics
+    file="*"` runs in the root (`{file}` = run once per matching file, at most 20).
+    `rename_blockers` are diagnostic codes meaning the server cannot see the whole project, so a
+    rename now would be partial. `warmup` is how long after start an empty answer may only mean
+    "still indexing"."""
+
+    id: str
+    command: tuple[str, ...]
+    extensions: Mapping[str, str]
+    markers: tuple[str, ...] = ()
+    probe: tuple[str, ...] | None = None
+    init_options: Mapping[str, Any] | None = None
+    settings: Mapping[str, Any] = field(default_factory=dict)
+    checker: tuple[str, ...] | None = None
+    env: Mapping[str, str] = field(default_factory=dict)
+    rename_blockers: tuple[str, ...] = ()
+    warmup: float = 3.0
+    first_diagnostics: float = 10.0
+
+    @property
+    def probe_argv(self) -> tuple[str, ...]:
+        return self.probe if self.probe is not None else (self.command[0], "--version")
+
+    def serves(self, suffix: str) -> bool:
+        return suffix in self.extensions
+
+    def language_id(self, suffix: str) -> str:
+        return self.extensions.get(suffix, "plaintext")

@@ -1,0 +1,271 @@
+"""The run's language-server supervisor: which spec serves a file, detection with reasons, one
+lazily started server per (spec, root), restart after a crash or hang, bounded shutdown.
+
+Usable = a root marker found walking up from the file (nearest wins, so monorepos get the right
+sub-project) ∧ the binary resolves ∧ its health probe passes ∧ initialize succeeds. Each "no" is
+kept with its reason for `status` and for the error a call returns.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import shutil
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from livetools import Resource, ToolError, relpath
+from livetools.detection import find_marker, health_probe
+
+from .ledger import Ledger
+from .server import LanguageServer, ServerGone
+from .spec import ServerSpec
+
+if TYPE_CHECKING:
+    from livetools import Run
+
+KEY = "lsp"
+ENV_PREFER = "LIVETOOLS_LSP_SERVERS"
+DEFAULT_REQUEST_TIMEOUT = 30.0
+DEFAULT_INIT_TIMEOUT = 45.0
+_SKIP_DIRS = {".git", "node_modules", ".venv", "venv", "__pycache__", "build", "dist", "target"}
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """Whether `spec` can serve a file, and if not why."""
+
+    spec: ServerSpec
+    root: Path | None
+    binary: str | None
+    reason: str | None
+
+
+def _resolve_binary(name: str, near: str | None = None) -> str | None:
+    """PATH first; then next to another resolved binary; then next to this interpreter, so a
+    server installed in the same virtual environment works without activating it."""
+    if os.sep in name:
+        return name if os.access(name, os.X_OK) else None
+    found = shutil.which(name)
+    if found:
+        return found
+    for folder in (Path(near).parent if near else None, Path(sys.executable).parent):
+        if folder is not None:
+            found = shutil.which(name, path=str(folder))
+            if found:
+                return found
+    return None
+
+
+class Supervisor(Resource):
+    key = KEY
+
+    def __init__(self, run: Run, specs: Sequence[ServerSpec]) -> None:
+        self.run = run
+        self.root = run.root
+        options = run.options.get("lsp") or {}
+        self.options: dict[str, Any] = options if isinstance(options, dict) else {}
+        prefer = list(self.options.get("prefer") or [])
+        prefer += [p for p in os.environ.get(ENV_PREFER, "").split(",") if p.strip()]
+        disabled = set(self.options.get("disable") or [])
+        ranked = sorted(
+            (s for s in specs if s.id not in disabled),
+            key=lambda s: prefer.index(s.id) if s.id in prefer else len(prefer),
+        )
+        self.specs: list[ServerSpec] = ranked
+        self.request_timeout = float(self.options.get("request_timeout", DEFAULT_REQUEST_TIMEOUT))
+        self.init_timeout = float(self.options.get("init_timeout", DEFAULT_INIT_TIMEOUT))
+        self.on_write = bool(self.options.get("diagnostics_on_write", True))
+        self.servers: dict[tuple[str, Path], LanguageServer] = {}
+        self.failures: dict[tuple[str, Path], str] = {}
+        self.crashes: dict[tuple[str, Path], str] = {}
+        self.ledger = Ledger()
+        self._locks: dict[tuple[str, Path], asyncio.Lock] = {}
+        self._closed = False
+
+    # -- which spec ----------------------------------------------------------------------------
+
+    def candidates(self, path: Path) -> list[ServerSpec]:
+        return [s for s in self.specs if s.serves(path.suffix)]
+
+    def serves(self, path: Path) -> bool:
+        return bool(self.candidates(path))
+
+    async def verdict(self, spec: ServerSpec, path: Path) -> Verdict:
+        if spec.markers:
+            root = find_marker(path, self.root, spec.markers)
+            if root is None:
+                return Verdict(spec, None, None, f"marker missing: {'/'.join(spec.markers)}")
+        else:
+            root = self.root
+        binary = _resolve_binary(spec.command[0])
+        if binary is None:
+            return Verdict(spec, root, None, f"binary not on PATH: {spec.command[0]}")
+        probe = spec.probe_argv
+        probe_bin = binary if probe[0] == spec.command[0] else _resolve_binary(probe[0], binary)
+        if probe_bin is None:
+            return Verdict(spec, root, binary, f"binary not on PATH: {probe[0]}")
+        result = await health_probe(probe_bin, probe[1:], timeout=10.0)
+        if not result.ok:
+            return Verdict(spec, root, binary, result.reason or "health probe failed")
+        failure = self.failures.get((spec.id, root))
+        if failure is not None:
+            return Verdict(spec, root, binary, failure)
+        return Verdict(spec, root, binary, None)
+
+    def _no_server(self, path: Path) -> ToolError:
+        rel = relpath(self.root, path)
+        return ToolError(
+            f"no language server handles {path.suffix or 'files without a suffix'} files "
+            f"({rel}); servers here handle: {', '.join(self._suffixes())}"
+        )
+
+    def _suffixes(self) -> list[str]:
+        return sorted({ext for s in self.specs for ext in s.extensions})
+
+    # -- servers -------------------------------------------------------------------------------
+
+    async def server_for(self, path: Path) -> LanguageServer:
+        """The server for `path`: the first candidate spec that is usable and initializes.
+        A spec that fails to initialize is remembered (until `reload`) and the next is tried."""
+        specs = self.candidates(path)
+        if not specs:
+            raise self._no_server(path)
+        reasons = []
+        for spec in specs:
+            verdict = await self.verdict(spec, path)
+            if verdict.reason is not None:
+                reasons.append(f"{spec.id}: {verdict.reason}")
+                continue
+            assert verdict.root is not None and verdict.binary is not None
+            try:
+                return await self._get(spec, verdict.root, verdict.binary)
+            except ServerGone as exc:
+                self.failures[(spec.id, verdict.root)] = f"initialize failed: {exc}"
+                reasons.append(f"{spec.id}: initialize failed: {exc}")
+        raise ToolError(
+            f"no usable language server for {relpath(self.root, path)}: " + "; ".join(reasons)
+        )
+
+    def running_for(self, path: Path) -> LanguageServer | None:
+        """A live server already serving `path`'s type and root, without starting anything."""
+        for (spec_id, root), server in self.servers.items():
+            if server.alive and server.spec.serves(path.suffix) and path.is_relative_to(root):
+                spec = next((s for s in self.candidates(path) if s.id == spec_id), None)
+                if spec is not None:
+                    return server
+        return None
+
+    async def _get(self, spec: ServerSpec, root: Path, binary: str) -> LanguageServer:
+        key = (spec.id, root)
+        if self._closed:
+            raise ToolError("the run is closing; no language server can start")
+        async with self._locks.setdefault(key, asyncio.Lock()):
+            server = self.servers.get(key)
+            if server is not None and server.alive:
+                return server
+            if server is not None:
+                self.crashes[key] = server.failure or "exited"
+                del self.servers[key]
+                await server.aclose()
+            server = await LanguageServer.launch(
+                spec,
+                root,
+                binary,
+                request_timeout=self.request_timeout,
+                init_timeout=self.init_timeout,
+            )
+            if self._closed:
+                await server.aclose()
+                raise ToolError("the run is closing; no language server can start")
+            self.servers[key] = server
+            return server
+
+    async def project_servers(self) -> list[LanguageServer]:
+        """Servers for a question about the whole checkout: the live ones, else one per file
+        type family whose spec is usable here (started now)."""
+        live = [s for s in self.servers.values() if s.alive]
+        if live:
+            return live
+        out: list[LanguageServer] = []
+        covered: set[str] = set()
+        for spec in self.specs:
+            if covered.intersection(spec.extensions):
+                continue
+            verdict = await self.verdict(spec, self._marker_dir(spec))
+            if verdict.reason is not None or verdict.root is None or verdict.binary is None:
+                continue
+            try:
+                out.append(await self._get(spec, verdict.root, verdict.binary))
+            except ServerGone as exc:
+                self.failures[(spec.id, verdict.root)] = f"initialize failed: {exc}"
+                continue
+            covered.update(spec.extensions)
+        return out
+
+    def crash_log(self) -> list[tuple[str, str]]:
+        return [(key[0], reason) for key, reason in self.crashes.items()]
+
+    async def reload(self) -> list[str]:
+        """Stop every server; each starts again at its next call."""
+        stopped = []
+        for key, server in list(self.servers.items()):
+            self.servers.pop(key, None)
+            await server.aclose()
+            stopped.append(f"{key[0]} ({relpath(self.root, key[1])})")
+        self.failures.clear()
+        self.crashes.clear()
+        self.ledger.clear()
+        return stopped
+
+    # -- Resource ------------------------------------------------------------------------------
+
+    async def status(self) -> dict[str, Any]:
+        running = []
+        for (spec_id, root), server in self.servers.items():
+            running.append(
+                {
+                    "server": spec_id,
+                    "root": relpath(self.root, root),
+                    "pid": server.pid,
+                    "uptime_s": round(server.uptime(), 1),
+                    "ready": server.busy() is None if server.alive else False,
+                    "state": "running" if server.alive else f"down: {server.failure}",
+                    "version": server.server_info.get("version"),
+                }
+            )
+        specs = []
+        for spec in self.specs:
+            start = self._marker_dir(spec)
+            verdict = await self.verdict(spec, start)
+            specs.append(
+                {
+                    "server": spec.id,
+                    "usable": verdict.reason is None,
+                    "reason": verdict.reason,
+                    "root": relpath(self.root, verdict.root) if verdict.root else None,
+                }
+            )
+        usable = any(s["usable"] for s in specs) or bool(running)
+        return {"usable": usable, "running": running, "servers": specs}
+
+    def _marker_dir(self, spec: ServerSpec) -> Path:
+        """Where to look for `spec`'s root marker in this checkout: the run root, else the
+        first sub-project (two levels deep at most) holding one."""
+        if not spec.markers or find_marker(self.root, self.root, spec.markers):
+            return self.root
+        for depth in ("*", "*/*"):
+            for marker in spec.markers:
+                for hit in sorted(self.root.glob(f"{depth}/{marker}")):
+                    if not _SKIP_DIRS.intersection(hit.relative_to(self.root).parts):
+                        return hit.parent
+        return self.root
+
+    async def aclose(self) -> None:
+        self._closed = True
+        servers = list(self.servers.values())
+        self.servers.clear()
+        await asyncio.gather(*(s.aclose() for s in servers), return_exceptions=True)
