@@ -14,11 +14,16 @@ from tests.support import PLUGINS_DIR
 sys.path.insert(0, str(PLUGINS_DIR))
 
 
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    for item in items:
-        func = getattr(item, "function", None)
-        if func is not None and inspect.iscoroutinefunction(func):
-            item.add_marker(pytest.mark.anyio)
+@pytest.hookimpl(tryfirst=True)
+def pytest_pycollect_makeitem(collector: pytest.Collector, name: str, obj: object) -> None:
+    """Mark every `async def test_*` for anyio before anyio's own collector looks for the mark
+    (so parametrized async tests get the backend fixture too)."""
+    if (
+        inspect.iscoroutinefunction(obj)
+        and isinstance(collector, pytest.Module | pytest.Class)
+        and collector.istestfunction(obj, name)
+    ):
+        pytest.mark.anyio(obj)
 
 
 @pytest.fixture

@@ -14,6 +14,8 @@ READ_TOOLS = {"echo", "picture", "unlock"}
 
 
 def livetools(*args: str, stdin: str | None = None, **env: str) -> subprocess.CompletedProcess:
+    """The CLI with only the testkit plugin (and the faces' own write/edit) loaded."""
+    env.setdefault("LIVETOOLS_PLUGINS", "testkit")
     return subprocess.run(
         [sys.executable, "-m", "livetools.faces.cli", *args],
         input=stdin,

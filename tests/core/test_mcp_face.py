@@ -26,11 +26,6 @@ ERAS = ["handshake", "modern"]
 WAIT = 15  # seconds; every wait on the server is bounded by this
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
 def serve_command(root: Path, surface: str) -> list[str]:
     return [
         sys.executable,

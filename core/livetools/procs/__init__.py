@@ -1,0 +1,16 @@
+"""Child processes that never outlive their run or their host (see child.py and reaper.py)."""
+
+from .child import ChildProcess, ProcessStartError
+from .sessions import kill_session, process_state, session_members, signal_session
+from .tracking import reaper_pid, tracked_sessions
+
+__all__ = [
+    "ChildProcess",
+    "ProcessStartError",
+    "kill_session",
+    "process_state",
+    "reaper_pid",
+    "session_members",
+    "signal_session",
+    "tracked_sessions",
+]
