@@ -20,6 +20,10 @@ from ..schemas import FORMATS
 from ..tiers import BUILTIN_SURFACES, Surface, parse_tiers
 
 ENV_SURFACE = "LIVETOOLS_SURFACE"
+# Set by a worker backend for the processes it starts: a worker's questions go through its parent,
+# so no face inside a worker offers ask_user.
+ENV_WORKER = "LIVETOOLS_WORKER"
+WORKER_EXCLUDED = frozenset({"ask_user"})
 
 
 class UsageError(Exception):
@@ -34,7 +38,13 @@ def resolve_surface(host: Host, requested: str | None) -> Surface:
         ceiling = _named_surface(host, ceiling_name)
         if not surface.tiers <= ceiling.tiers or not ceiling.exclude <= surface.exclude:
             surface = surface.capped_by(ceiling)
+    if in_worker() and not surface.exclude >= WORKER_EXCLUDED:
+        surface = Surface(surface.name, surface.tiers, surface.exclude | WORKER_EXCLUDED)
     return surface
+
+
+def in_worker() -> bool:
+    return bool(os.environ.get(ENV_WORKER))
 
 
 def _named_surface(host: Host, name: str) -> Surface:
