@@ -77,6 +77,7 @@ class Run:
         self.ports = ports
         self.options = options
         self.resources: dict[str, Resource] = {}
+        self._offered: dict[str, set[str]] = {}  # plugin -> keys it offered at last discovery
         self.problems: list[str] = []
         self.registry = Registry()
         self._locks: dict[str, asyncio.Lock] = {}
@@ -87,18 +88,7 @@ class Run:
     # -- opening -----------------------------------------------------------------------------
 
     async def _open(self) -> None:
-        for impl in self.host.plugins.impls("livetools_resources"):
-            try:
-                offered = await maybe_await(impl.function(run=self))
-            except Exception as exc:
-                self.problems.append(
-                    f"plugin {impl.plugin_name}: resource discovery failed: "
-                    f"{type(exc).__name__}: {exc}"
-                )
-                continue
-            for resource in _as_list(offered):
-                self._attach(resource, impl.plugin_name)
-
+        await self._discover()
         for impl in self.host.plugins.impls("livetools_register_tools"):
             plugin = impl.plugin_name
 
@@ -115,13 +105,51 @@ class Run:
                     f"plugin {plugin}: tool registration failed: {type(exc).__name__}: {exc}"
                 )
 
-    def _attach(self, resource: Resource, plugin: str) -> None:
+    async def _discover(self) -> bool:
+        """Ask every plugin which resources it offers now; connect the new ones and close the
+        ones a plugin no longer offers. True when the set changed."""
+        changed = False
+        for impl in self.host.plugins.impls("livetools_resources"):
+            plugin = impl.plugin_name
+            try:
+                offered = _as_list(await maybe_await(impl.function(run=self)))
+            except Exception as exc:
+                self.problems.append(
+                    f"plugin {plugin}: resource discovery failed: {type(exc).__name__}: {exc}"
+                )
+                continue
+            keys = {r.key for r in offered}
+            for key in self._offered.get(plugin, set()) - keys:
+                resource = self.resources.pop(key, None)
+                if resource is not None:
+                    await _close_bounded(resource, self.problems)
+                    changed = True
+            for resource in offered:
+                if resource.key in self.resources and resource.key in self._offered.get(plugin, ()):
+                    continue  # still offered: keep the live one
+                changed |= self._attach(resource, plugin)
+            self._offered[plugin] = keys
+        return changed
+
+    async def update_ports(self, **changes: Any) -> None:
+        """Change the run's ports mid-run (e.g. an MCP client that turns out to be able to
+        answer questions) and re-run resource discovery, so tools appear or go accordingly."""
+        for name, value in changes.items():
+            if not hasattr(self.ports, name):
+                raise AttributeError(f"Ports has no {name!r}")
+            setattr(self.ports, name, value)
+        if await self._discover():
+            self._changed()
+
+    def _attach(self, resource: Resource, plugin: str) -> bool:
         if not resource.key:
             self.problems.append(f"plugin {plugin}: resource {resource!r} has no key")
         elif resource.key in self.resources:
             self.problems.append(f"plugin {plugin}: resource {resource.key!r} is already connected")
         else:
             self.resources[resource.key] = resource
+            return True
+        return False
 
     # -- the tool set ------------------------------------------------------------------------
 

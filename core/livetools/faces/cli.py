@@ -11,13 +11,17 @@ import asyncio
 import json
 import os
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from ..host import Host
+from ..ports import Ports
 from ..run import Run, is_usage_error
 from ..schemas import FORMATS
 from ..tiers import BUILTIN_SURFACES, Surface, parse_tiers
+from .lines import LineReader
+from .question_ports import JsonLinesPort, TerminalPort
 
 ENV_SURFACE = "LIVETOOLS_SURFACE"
 # Set by a worker backend for the processes it starts: a worker's questions go through its parent,
@@ -67,6 +71,18 @@ def _host(with_harness: bool = False) -> Host:
     return Host()
 
 
+def _ports(reader: LineReader | None, emit: Callable[[dict[str, Any]], None] | None) -> Ports:
+    """A human is reachable through the terminal when stdin is a TTY, else through JSON-lines
+    events when a session drives us; a worker never asks (its parent does)."""
+    if in_worker() or reader is None:
+        return Ports()
+    if sys.stdin.isatty():
+        return Ports(question=TerminalPort(reader), target_space="terminal")
+    if emit is not None:
+        return Ports(question=JsonLinesPort(reader, emit), target_space="session")
+    return Ports()
+
+
 def _options(args: argparse.Namespace) -> dict[str, Any]:
     return {"vibe": True} if getattr(args, "vibe", False) else {}
 
@@ -106,7 +122,8 @@ async def cmd_call(args: argparse.Namespace) -> int:
         raise UsageError('ARGS_JSON must be a JSON object, e.g. {"path": "src"}')
     host = _host()
     surface = resolve_surface(host, args.surface)
-    async with host.open_run(_root(args), options=_options(args)) as run:
+    ports = _ports(LineReader(sys.stdin), None)
+    async with host.open_run(_root(args), ports=ports, options=_options(args)) as run:
         result = await run.call(args.tool, call_args, surface=surface)
     if args.json:
         print(json.dumps(result.to_json(), ensure_ascii=False))
@@ -122,18 +139,25 @@ async def cmd_call(args: argparse.Namespace) -> int:
 async def cmd_session(args: argparse.Namespace) -> int:
     host = _host(with_harness=True)
     surface = resolve_surface(host, args.surface)
-    async with host.open_run(_root(args), options=_options(args)) as run:
-        await session_loop(run, surface)
+    reader = LineReader(sys.stdin)
+    ports = _ports(reader, emit_line)
+    async with host.open_run(_root(args), ports=ports, options=_options(args)) as run:
+        await session_loop(run, surface, reader)
     return 0
 
 
-async def session_loop(run: Run, surface: Surface) -> None:
+def emit_line(obj: dict[str, Any]) -> None:
+    sys.stdout.write(json.dumps(obj, ensure_ascii=False) + "\n")
+    sys.stdout.flush()
+
+
+async def session_loop(run: Run, surface: Surface, reader: LineReader) -> None:
     """JSON lines: `{"tool": NAME, "args": {...}, "id"?: any}` in, the `--json` object out (with
-    the same `id` when one was given). A bad line gets an error line, never ends the session."""
-    loop = asyncio.get_running_loop()
+    the same `id` when one was given). A bad line gets an error line, never ends the session.
+    While ask_user waits, the next input line is its answer (see question_ports)."""
     while True:
-        line = await loop.run_in_executor(None, sys.stdin.readline)
-        if not line:
+        line = await reader.readline()
+        if line is None:
             return
         if not line.strip():
             continue
@@ -153,8 +177,7 @@ async def session_loop(run: Run, surface: Surface) -> None:
             out = result.to_json()
         if request_id is not None:
             out["id"] = request_id
-        sys.stdout.write(json.dumps(out, ensure_ascii=False) + "\n")
-        sys.stdout.flush()
+        emit_line(out)
 
 
 async def cmd_status(args: argparse.Namespace) -> int:
