@@ -349,7 +349,7 @@ class Session:
         try:
             if direct is not None and self.adapter.attach_direct:
                 try:
-                    reader, writer = await open_tcp(direct.host, direct.port, timeout=5.0)
+                    reader, writer = await open_tcp(direct.host, direct.port, timeout=2.0)
                 except ConnectionError as exc:
                     raise ToolError(
                         f"{exc}; start the debuggee listening first "

@@ -1,0 +1,321 @@
+"""The debug tool against real debugpy: stops, inspection with caps, steps, pause, exceptions,
+output, exit codes, breakpoint resolution, the project's own venv and attach."""
+
+from __future__ import annotations
+
+import asyncio
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from livetools.procs import ChildProcess, session_members
+from livetools.wire import free_port
+
+from .conftest import assert_gone, copy_project, line_of
+
+
+async def test_breakpoint_stack_scopes_variables_evaluate(tmp_path: Path, open_debugger) -> None:
+    root = copy_project("py", tmp_path)
+    app = root / "app.py"
+    call_line = line_of(app, "# call total")
+    dbg = await open_debugger(root)
+
+    result = await dbg.ok("breakpoints", file="app.py", lines=[call_line])
+    assert "next launch" in result.text
+    result = await dbg.ok("launch", program="app.py")
+    assert result.data["outcome"] == "stopped"
+    assert result.data["stop"]["reason"] == "breakpoint"
+    assert result.data["stop"]["frame"]["path"] == "app.py"
+    assert result.data["stop"]["frame"]["line"] == call_line
+    assert f"app.py:{call_line} verified" in result.text
+    assert "hello from app" in result.text  # output printed before the stop
+
+    stack = await dbg.ok("stack")
+    names = [f["name"] for f in stack.data["frames"]]
+    assert names[:2] == ["main", "<module>"]
+    main_frame = stack.data["frames"][0]["id"]
+    module_frame = stack.data["frames"][1]["id"]
+
+    scopes = await dbg.ok("scopes", frame_id=main_frame)
+    locals_ref = next(s["reference"] for s in scopes.data if s["name"].startswith("Locals"))
+    variables = await dbg.ok("variables", reference=locals_ref)
+    by_name = {v["name"]: v for v in variables.data["variables"]}
+    assert by_name["mode"]["value"] == "''"
+    # values are capped at 400 characters, and the cut is stated
+    assert len(by_name["text"]["value"]) <= 400 + 60
+    assert "more characters" in by_name["text"]["value"] or len(by_name["text"]["value"]) <= 400
+
+    items = await dbg.ok("variables", reference=by_name["items"]["reference"])
+    assert len(items.data["variables"]) == 50  # debugpy ignores `count`: we cap
+    assert items.data["note"] and items.data["note"].startswith("truncated:")
+    data = await dbg.ok("variables", reference=by_name["data"]["reference"])
+    value = data.data["variables"][0]["value"]
+    assert "truncated" in value or len(value) <= 400
+
+    evaluated = await dbg.ok("evaluate", expression="len(items) + 1")
+    assert evaluated.text.startswith("101")
+    in_module = await dbg.ok("evaluate", expression="__name__", frame_id=module_frame)
+    assert "__main__" in in_module.text
+
+    threads = await dbg.ok("threads")
+    assert "MainThread" in threads.text
+
+
+async def test_steps(tmp_path: Path, open_debugger) -> None:
+    root = copy_project("py", tmp_path)
+    app = root / "app.py"
+    call_line = line_of(app, "# call total")
+    dbg = await open_debugger(root)
+    await dbg.ok("breakpoints", file="app.py", lines=[call_line])
+    await dbg.ok("launch", program="app.py")
+
+    step = await dbg.ok("step_in")
+    assert step.data["stop"]["reason"] == "step"
+    assert step.data["stop"]["frame"]["name"] == "total"
+    assert step.data["stop"]["frame"]["line"] == line_of(app, "acc = 0")
+
+    step = await dbg.ok("step_over")
+    assert step.data["stop"]["frame"]["line"] == line_of(app, "for v in values")
+
+    step = await dbg.ok("step_out")
+    assert step.data["stop"]["frame"]["name"] == "main"
+    assert step.data["stop"]["frame"]["line"] == call_line
+
+    step = await dbg.ok("step_over", thread_id=step.data["stop"]["thread_id"])
+    assert step.data["stop"]["frame"]["line"] == line_of(app, 'print("result"')
+
+    done = await dbg.ok("continue")
+    # sys.exit(3) is an uncaught SystemExit for debugpy: it stops there first
+    if done.data["outcome"] == "stopped":
+        assert "SystemExit" in done.text
+        done = await dbg.ok("continue")
+    assert done.data["outcome"] == "exited"
+    assert done.data["exit_code"] == 3
+
+
+async def test_breakpoint_resolution(tmp_path: Path, open_debugger) -> None:
+    root = copy_project("py", tmp_path)
+    app = root / "app.py"
+    blank = line_of(app, "return acc") + 1  # the blank line after total()
+    assert app.read_text().splitlines()[blank - 1] == ""
+    dbg = await open_debugger(root)
+    await dbg.ok("breakpoints", file="app.py", lines=[blank, 500])
+    result = await dbg.ok("launch", program="app.py")
+    marks = {bp["line"]: bp for bp in result.data["breakpoints"]}
+    assert marks[blank]["resolved_line"] == blank - 1  # moved into the previous function
+    assert f"app.py:{blank} -> resolved to line {blank - 1} (moved)" in result.text
+    assert marks[500]["resolved_line"] != 500
+
+    # Set while the session lives: answered by the adapter at once; [] clears.
+    live = await dbg.ok("breakpoints", file="app.py", lines=[line_of(app, "acc += v")])
+    assert live.data[0]["verified"] is True
+    cleared = await dbg.ok("breakpoints", file="app.py", lines=[])
+    assert "cleared" in cleared.text
+    status = await dbg.ok("status")
+    assert "breakpoints: none" in status.text
+
+
+async def test_uncaught_exception_stop_and_exit_code(tmp_path: Path, open_debugger) -> None:
+    root = copy_project("py", tmp_path)
+    dbg = await open_debugger(root)
+    result = await dbg.ok("launch", program="app.py", args=["crash"])
+    assert result.data["outcome"] == "stopped"
+    assert result.data["stop"]["reason"] == "exception"
+    assert "KeyError" in result.data["stop"]["text"]
+    assert "missing" in result.text
+    status = await dbg.ok("status")  # the stop reason is not lost
+    assert "KeyError" in status.text
+    done = await dbg.ok("continue")
+    assert done.data["outcome"] == "exited"
+    assert done.data["exit_code"] == 1
+    assert "exited with code 1" in done.text
+
+
+async def test_pause_busy_loop_still_running_then_terminate(tmp_path: Path, open_debugger) -> None:
+    root = copy_project("py", tmp_path)
+    dbg = await open_debugger(root, debug_launch_wait=1.5, debug_wait=1.5)
+    result = await dbg.ok("launch", program="app.py", args=["busy"])
+    assert result.data["outcome"] == "running"
+    assert "still running after 1.5s" in result.text
+    sids, pid = dbg.processes()
+    status = await dbg.ok("status")
+    assert status.data["state"] == "running"
+    await dbg.err("stack")  # not stopped: a clear refusal, not a hang
+    paused = await dbg.ok("pause")
+    assert paused.data["stop"]["reason"] == "pause"
+    assert paused.data["stop"]["frame"]["name"] == "busy"
+    again = await dbg.ok("pause")  # already stopped: answered without asking the adapter
+    assert "already stopped" in again.text
+    resumed = await dbg.ok("continue")
+    assert resumed.data["outcome"] == "running"
+    ended = await dbg.ok("terminate")
+    assert "terminated" in ended.text
+    assert_gone(sids, pid)
+    after = await dbg.ok("status")
+    assert after.data["state"] == "ended"
+
+
+async def test_output_stdin_eof_and_subprocess(tmp_path: Path, open_debugger) -> None:
+    root = copy_project("py", tmp_path)
+    dbg = await open_debugger(root)
+    result = await dbg.ok("launch", program="app.py", args=["stdin"])
+    if result.data["outcome"] == "stopped":  # SystemExit(3)
+        result = await dbg.ok("continue")
+    assert result.data["exit_code"] == 3
+    output = await dbg.ok("output")
+    assert "read: ''" in output.text  # stdin is at EOF, not a hang
+    assert "to stderr" in output.text
+    assert "telemetry" not in output.text
+
+    # A subprocess of the debuggee runs free and does not hang the parent.
+    result = await dbg.ok("launch", program="app.py", args=["child"])
+    if result.data["outcome"] == "stopped":
+        result = await dbg.ok("continue")
+    assert result.data["outcome"] == "exited"
+    assert result.data["exit_code"] == 3
+
+
+async def test_refusals(tmp_path: Path, open_debugger) -> None:
+    root = copy_project("py", tmp_path)
+    (tmp_path / "outside.py").write_text("print(1)\n")
+    dbg = await open_debugger(root)
+    for op, args in [
+        ("stack", {}),
+        ("continue", {}),
+        ("output", {}),
+        ("terminate", {}),
+        ("variables", {"reference": 1}),
+    ]:
+        result = await dbg.err(op, **args)
+        assert "no debug session" in result.text
+    assert "outside the project root" in (await dbg.err("launch", program="../outside.py")).text
+    unknown = await dbg.err("launch", program="app.py", adapter="nope")
+    assert 'unknown adapter "nope"' in unknown.text
+    assert "needs program" in (await dbg.err("launch")).text
+    assert "no such file" in (await dbg.err("breakpoints", file="nope.py", lines=[1])).text
+    assert "1-based" in (await dbg.err("breakpoints", file="app.py", lines=[0])).text
+    assert "no adapter handles" in (await dbg.err("launch", program="pyproject.toml")).text
+    usage = await dbg("bogus")
+    assert usage.is_error and "op" in usage.text
+
+    call_line = line_of(root / "app.py", "# call total")
+    await dbg.ok("breakpoints", file="app.py", lines=[call_line])
+    await dbg.ok("launch", program="app.py")
+    second = await dbg.err("launch", program="app.py")
+    assert "already running" in second.text and "terminate" in second.text
+    assert "unknown frame id 999999" in (await dbg.err("scopes", frame_id=999999)).text
+    assert "unknown reference 999999" in (await dbg.err("variables", reference=999999)).text
+    assert "needs frame_id" in (await dbg.err("scopes")).text
+    bad = await dbg.err("evaluate", expression="no_such_name")
+    assert "no_such_name" in bad.text
+    stack = await dbg.ok("stack")
+    scopes = await dbg.ok("scopes", frame_id=stack.data["frames"][0]["id"])
+    ref = scopes.data[0]["reference"]
+    await dbg.ok("step_in")
+    await dbg.ok("step_out")
+    # references die with the stop (debugpy reuses small frame ids, so those may come back)
+    assert ref not in dbg.supervisor.session.refs
+
+
+async def test_ttl_expiry_kills_everything(tmp_path: Path, open_debugger) -> None:
+    root = copy_project("py", tmp_path)
+    dbg = await open_debugger(root, debug_ttl=2.0)
+    call_line = line_of(root / "app.py", "# call total")
+    await dbg.ok("breakpoints", file="app.py", lines=[call_line])
+    await dbg.ok("launch", program="app.py")
+    sids, pid = dbg.processes()
+    assert sids and all(session_members(s) for s in sids)
+    await asyncio.sleep(3.0)
+    status = await dbg.ok("status")
+    assert status.data["state"] == "expired"
+    assert "expired" in status.text
+    assert_gone(sids, pid)
+    assert "expired" in (await dbg.err("stack")).text
+    dbg.supervisor.ttl = 60.0
+    again = await dbg.ok("launch", program="app.py")  # a new session after expiry
+    assert again.data["outcome"] == "stopped"
+
+
+async def test_run_close_mid_stop_leaves_nothing(tmp_path: Path, open_debugger) -> None:
+    root = copy_project("py", tmp_path)
+    dbg = await open_debugger(root)
+    call_line = line_of(root / "app.py", "# call total")
+    await dbg.ok("breakpoints", file="app.py", lines=[call_line])
+    await dbg.ok("launch", program="app.py")
+    sids, pid = dbg.processes()
+    assert pid is not None
+    await dbg.run.aclose()
+    assert_gone(sids, pid)
+
+
+@pytest.fixture
+def venv_project(tmp_path: Path) -> Path:
+    """The sample with its own .venv (no debugpy in it: the debuggee does not need it)."""
+    root = copy_project("py", tmp_path)
+    venv = [sys.executable, "-m", "venv", "--without-pip", str(root / ".venv")]
+    subprocess.run(venv, check=True, timeout=120)
+    return root
+
+
+async def test_project_venv_is_the_debuggee(venv_project: Path, open_debugger) -> None:
+    root = venv_project
+    site = next((root / ".venv" / "lib").glob("python3*/site-packages"))
+    (site / "libmod.py").write_text("def f():\n    return 1\n")
+    dbg = await open_debugger(root)
+    lib = site / "libmod.py"
+    await dbg.ok("breakpoints", file=str(lib.relative_to(root)), lines=[2])
+    result = await dbg.ok("launch", program="app.py", args=["where"])
+    # justMyCode: a breakpoint in the venv's site-packages is refused with the adapter's words
+    lib_bp = next(bp for bp in result.data["breakpoints"] if bp["file"].endswith("libmod.py"))
+    assert lib_bp["verified"] is False
+    assert lib_bp["message"] and "justMyCode" in lib_bp["message"]
+    if result.data["outcome"] == "stopped":
+        await dbg.ok("continue")
+    output = await dbg.ok("output")
+    assert f"python: {root / '.venv' / 'bin' / 'python'}" in output.text
+
+
+async def test_attach_to_listening_debugpy(tmp_path: Path, open_debugger) -> None:
+    root = copy_project("py", tmp_path)
+    port = free_port()
+    server = await ChildProcess.start(
+        [
+            sys.executable,
+            "-m",
+            "debugpy",
+            "--listen",
+            f"127.0.0.1:{port}",
+            "--wait-for-client",
+            "app.py",
+            "busy",
+        ],
+        cwd=root,
+        stdin=False,
+    )
+    try:
+        dbg = await open_debugger(root)
+        total_line = line_of(root / "app.py", "acc += v")
+        await dbg.ok("breakpoints", file="app.py", lines=[total_line])
+        result = await dbg.ok("attach", port=port)
+        assert "attached to port" in result.text
+        if result.data["outcome"] != "stopped":
+            result = await dbg.ok("status")
+        assert result.data["stop"]["reason"] == "breakpoint"
+        assert result.data["stop"]["frame"]["line"] == total_line
+        value = await dbg.ok("evaluate", expression="acc")
+        assert value.text.startswith("0")
+        await dbg.ok("terminate")
+        assert await server.wait(10) is not None  # terminateDebuggee ended the listener's program
+    finally:
+        await server.aclose(grace=0)
+    assert session_members(server.pid) == []
+
+
+async def test_attach_refused_without_listener(tmp_path: Path, open_debugger) -> None:
+    root = copy_project("py", tmp_path)
+    dbg = await open_debugger(root)
+    result = await dbg.err("attach", port=free_port(), adapter="debugpy")
+    assert "could not connect" in result.text and "--listen" in result.text
+    assert "port must be" in (await dbg.err("attach", port=70000)).text
