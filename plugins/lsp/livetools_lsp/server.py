@@ -266,8 +266,11 @@ class LanguageServer:
         *,
         bound: float | None = None,
         what: str | None = None,
+        soft: bool = False,
     ) -> Any:
-        """One request; a content-modified answer is retried once (the document just moved)."""
+        """One request; a content-modified answer is retried once (the document just moved).
+        A timeout means a hung server (stopped, restarted at the next call) unless `soft`:
+        then the bound was only how long the caller could wait, and RpcTimeout is raised."""
         if self.endpoint is None:
             raise ServerGone(f"{self.spec.id} is not running")
         if self.failure is not None:
@@ -285,6 +288,8 @@ class LanguageServer:
                     f"{self.spec.id} answered {what or method} with an error: {exc.message}"
                 ) from None
             except RpcTimeout:
+                if soft:
+                    raise
                 self.failure = f"did not answer {method} within {bound:g}s"
                 await self._kill()
                 raise ServerGone(
@@ -332,6 +337,7 @@ class LanguageServer:
         if method == "client/registerCapability":
             for reg in (params or {}).get("registrations") or []:
                 self.registrations[str(reg.get("id"))] = str(reg.get("method"))
+            self._wake()
             return None
         if method == "client/unregisterCapability":
             for reg in (params or {}).get("unregisterations") or []:
@@ -486,25 +492,15 @@ class LanguageServer:
         None when nothing arrived within `timeout`."""
         loop = asyncio.get_running_loop()
         deadline = loop.time() + wait
-        while self.pulls:
-            remaining = deadline - loop.time()
-            if remaining <= 0:
-                return None
-            try:
-                report = await self.request(
-                    "textDocument/diagnostic",
-                    {"textDocument": {"uri": doc.uri}},
-                    bound=remaining,
-                    what="diagnostics",
-                )
-            except ServerGone:
-                raise
-            except ToolError:
-                break  # registered but failing: fall back to push
-            if isinstance(report, dict) and report.get("kind") == "full":
-                return list(report.get("items") or [])
-            await asyncio.sleep(0.05)
+        pull_failed = False
         while True:
+            # Pull support may be registered dynamically a moment after initialize.
+            if self.pulls and not pull_failed:
+                report = await self._pull(doc, deadline)
+                if report is not None:
+                    return report
+                pull_failed = True
+                continue
             entry = self.published.get(doc.uri)
             if entry is not None and (
                 (entry.version is not None and entry.version >= doc.version)
@@ -520,7 +516,30 @@ class LanguageServer:
             remaining = deadline - loop.time()
             if remaining <= 0:
                 return None
-            await self.wait_change(remaining)
+            await self.wait_change(min(remaining, 0.25))
+
+    async def _pull(self, doc: Document, deadline: float) -> list[dict[str, Any]] | None:
+        """A full pull report's items; None when the server's pull fails (then push is used)."""
+        loop = asyncio.get_running_loop()
+        while (remaining := deadline - loop.time()) > 0:
+            try:
+                report = await self.request(
+                    "textDocument/diagnostic",
+                    {"textDocument": {"uri": doc.uri}},
+                    bound=remaining,
+                    what="diagnostics",
+                    soft=True,
+                )
+            except RpcTimeout:
+                return None
+            except ServerGone:
+                raise
+            except ToolError:
+                return None
+            if isinstance(report, dict) and report.get("kind") == "full":
+                return list(report.get("items") or [])
+            await asyncio.sleep(0.05)
+        return None
 
     async def _settle(self, uri: str, entry: Published, deadline: float) -> None:
         loop = asyncio.get_running_loop()
