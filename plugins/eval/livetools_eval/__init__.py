@@ -1,1 +1,63 @@
-"""livetools plugin eval: not implemented yet (see its README)."""
+"""livetools plugin eval: persistent Python (ipykernel) and JavaScript (Deno) cells, with the
+run's own tools callable from inside a cell.
+
+Importing this module must stay cheap: jupyter_client and the kernels load at the first call."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from livetools import Resource, hookimpl
+
+from . import hookspecs
+from .hookspecs import KernelSpec, KernelUnavailable
+
+__all__ = ["KernelSpec", "KernelUnavailable"]
+
+
+@hookimpl
+def livetools_addhooks(pluginmanager: Any) -> None:
+    pluginmanager.add_hookspecs(hookspecs)
+
+
+@hookimpl
+def livetools_eval_kernels(run: Any) -> list[KernelSpec]:
+    from .builtin import builtin_kernels
+
+    return builtin_kernels()
+
+
+def kernel_specs(run: Any) -> dict[str, KernelSpec]:
+    """language → spec; the first answer per language wins (later-registered plugins answer
+    first, so a third party overrides a built-in)."""
+    hook = getattr(run.host.plugins.pm.hook, "livetools_eval_kernels", None)
+    specs: dict[str, KernelSpec] = {}
+    if hook is None:
+        return specs
+    for answer in hook(run=run):
+        for spec in answer if isinstance(answer, list) else [answer]:
+            if isinstance(spec, KernelSpec):
+                specs.setdefault(spec.language, spec)
+    return specs
+
+
+@hookimpl
+def livetools_resources(run: Any) -> Resource | None:
+    if run.options.get("eval") is False:
+        return None
+    specs = kernel_specs(run)
+    if not specs:
+        return None
+    from .pool import Kernels
+
+    return Kernels(run.root, specs, run.ports.sandbox)
+
+
+@hookimpl
+def livetools_register_tools(register: Any, run: Any) -> None:
+    pool = run.resource("eval")
+    if pool is None:
+        return
+    from .tool import make_tool
+
+    register(make_tool(list(pool.specs)))

@@ -1,0 +1,432 @@
+"""One live kernel: its process, its channels, and the loop that runs one cell.
+
+The process is ours (a `ChildProcess` in its own session, so nothing it starts outlives the run);
+jupyter_client is used only as the client side of the channels. All four channels feed one queue,
+so a cell waits on a single thing: the next event, or the idle deadline."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import inspect
+import json
+import os
+import shutil
+import signal
+import tempfile
+import time
+import uuid
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from livetools.procs import ChildProcess, ProcessStartError, process_state
+
+from .hookspecs import KernelSpec, KernelUnavailable
+
+MARKER = "\x1fTOOL\x1f"  # prefix of a bridge request travelling as an input_request prompt
+EOF = "\x04"  # ipykernel raises EOFError in the cell for this input_reply
+
+Event = tuple[str, Any]
+Bridge = Callable[[dict[str, Any]], Awaitable[Any]]
+Sink = Callable[[dict[str, Any]], None]
+
+
+class KernelStartError(Exception):
+    """The kernel could not be started or never answered; the message says why."""
+
+
+@dataclass
+class Outcome:
+    """How a cell ended. `status`: ok | error (the cell raised) | interrupted (idle budget spent,
+    interrupt answered, state kept) | restarted (interrupt unanswered, state lost) | died."""
+
+    status: str
+    reply: dict[str, Any] = field(default_factory=dict)
+    exit_code: int | None = None
+    stderr: str = ""
+    idle_for: float = 0.0
+    eof_replies: int = 0  # input() / prompt() calls answered with end-of-file
+    started: bool = True  # False: the kernel never began this cell (safe to run it elsewhere)
+
+
+class Kernel:
+    def __init__(self, spec: KernelSpec, root: Path, sandbox: Any = None) -> None:
+        self.spec = spec
+        self.root = root
+        self.sandbox = sandbox
+        self.child: ChildProcess | None = None
+        self.client: Any = None
+        self.info: dict[str, Any] = {}
+        self.started_in = 0.0
+        self.abandoned: str | None = None  # msg_id of a cell whose caller went away
+        self._queue: asyncio.Queue[Event] = asyncio.Queue()
+        self._tasks: list[asyncio.Task[None]] = []
+        self._workdir: Path | None = None
+        self._exit_code: int | None = None
+        self._closing: asyncio.Task[None] | None = None
+
+    # -- life --------------------------------------------------------------------------------
+
+    @property
+    def pid(self) -> int | None:
+        return self.child.pid if self.child else None
+
+    @property
+    def alive(self) -> bool:
+        if self.child is None or self._exit_code is not None or self._closing is not None:
+            return False
+        # The exit watcher runs on the loop; /proc knows at once (a zombie is dead too).
+        return process_state(self.child.pid) not in (None, "Z", "X")
+
+    @property
+    def exit_code(self) -> int | None:
+        return self._exit_code
+
+    def stderr_tail(self, lines: int = 15) -> str:
+        return self.child.stderr_tail(lines) if self.child else ""
+
+    async def start(self) -> None:
+        """Start the process, connect, and wait until the kernel answers with iopub connected."""
+        from jupyter_client.asynchronous import AsyncKernelClient
+        from jupyter_client.connect import write_connection_file
+
+        t0 = time.monotonic()
+        try:
+            template = self.spec.command()
+        except KernelUnavailable as exc:
+            raise KernelStartError(str(exc)) from None
+        self._workdir = Path(tempfile.mkdtemp(prefix="lt-eval-"))  # 0700: only we can connect
+        transport = self.spec.transport if self.sandbox is None else "tcp"
+        ip = str(self._workdir / "k") if transport == "ipc" else "127.0.0.1"
+        conn_file, info = write_connection_file(
+            str(self._workdir / "kernel.json"),
+            ip=ip,
+            key=uuid.uuid4().hex.encode(),
+            transport=transport,
+            kernel_name=self.spec.name,
+        )
+        argv = [a.replace("{connection_file}", conn_file) for a in template]
+        if self.sandbox is not None:
+            argv = await _wrap(self.sandbox, argv)
+        try:
+            self.child = await ChildProcess.start(
+                argv,
+                cwd=self.root,
+                env=self._env(),
+                name=f"{self.spec.name} kernel",
+                stdin=False,  # a subprocess reading stdin gets EOF instead of hanging the cell
+                stdout=False,
+            )
+        except ProcessStartError as exc:
+            await self.aclose()
+            raise KernelStartError(str(exc)) from None
+        client = AsyncKernelClient()
+        client.load_connection_info(info)
+        client.start_channels(hb=False)
+        self.client = client
+        for name in ("iopub", "shell", "stdin", "control"):
+            channel = getattr(client, f"{name}_channel")
+            self._tasks.append(asyncio.ensure_future(self._read(name, channel)))
+        self._tasks.append(asyncio.ensure_future(self._watch_exit()))
+        try:
+            await self._wait_ready(self.spec.start_timeout)
+        except BaseException:
+            await self.aclose()
+            raise
+        self.started_in = time.monotonic() - t0
+
+    def _env(self) -> dict[str, str]:
+        env = dict(os.environ)
+        for key, value in self.spec.env.items():
+            if value is None:
+                env.pop(key, None)
+            else:
+                env[key] = value
+        env["JPY_PARENT_PID"] = str(os.getpid())  # ipykernel exits when we do
+        return env
+
+    async def _read(self, name: str, channel: Any) -> None:
+        try:
+            while True:
+                self._queue.put_nowait((name, await channel.get_msg()))
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:  # socket closed under us
+            self._queue.put_nowait(("broken", f"{name} channel: {type(exc).__name__}: {exc}"))
+
+    async def _watch_exit(self) -> None:
+        assert self.child is not None
+        code = await self.child.wait()
+        self._exit_code = code if code is not None else -1
+        self._queue.put_nowait(("exit", self._exit_code))
+
+    async def _next(self, wait: float | None) -> Event | None:
+        if wait is not None and wait <= 0:
+            return self._queue.get_nowait() if not self._queue.empty() else None
+        try:
+            async with asyncio.timeout(wait):
+                return await self._queue.get()
+        except TimeoutError:
+            return None
+
+    async def _wait_ready(self, limit: float) -> None:
+        deadline = time.monotonic() + limit
+        while True:
+            msg_id = self.client.kernel_info()
+            answered = await self._await_reply(msg_id, "kernel_info_reply", 1.0, deadline)
+            if answered is not None:
+                self.info = answered.get("content", {})
+                # The reply proves shell works; an iopub message proves our subscription is live
+                # (an unconnected SUB socket would silently drop the first cell's output).
+                if await self._await_iopub(0.5):
+                    while self._queue.qsize():
+                        self._queue.get_nowait()
+                    return
+            if time.monotonic() > deadline:
+                raise KernelStartError(
+                    f"the {self.spec.name} kernel did not answer within {limit:g}s"
+                    + self._stderr_note()
+                )
+
+    async def _await_reply(
+        self, msg_id: str, kind: str, wait: float, deadline: float
+    ) -> dict[str, Any] | None:
+        end = min(time.monotonic() + wait, deadline)
+        while (left := end - time.monotonic()) > 0:
+            event = await self._next(left)
+            if event is None:
+                return None
+            self._check_exit(event)
+            name, msg = event
+            if (
+                name == "shell"
+                and msg["msg_type"] == kind
+                and msg["parent_header"].get("msg_id") == msg_id
+            ):
+                return msg
+        return None
+
+    async def _await_iopub(self, wait: float) -> bool:
+        end = time.monotonic() + wait
+        while (left := end - time.monotonic()) > 0:
+            event = await self._next(left)
+            if event is None:
+                return False
+            self._check_exit(event)
+            if event[0] == "iopub":
+                return True
+        return False
+
+    def _check_exit(self, event: Event) -> None:
+        if event[0] == "exit":
+            raise KernelStartError(
+                f"the {self.spec.name} kernel exited with code {event[1]} while starting"
+                + self._stderr_note()
+            )
+
+    def _stderr_note(self) -> str:
+        tail = self.stderr_tail(12).strip()
+        return f"; its stderr ends with:\n{tail}" if tail else ""
+
+    # -- cells -------------------------------------------------------------------------------
+
+    async def execute(
+        self,
+        code: str,
+        sink: Sink,
+        *,
+        bridge: Bridge | None = None,
+        idle: float = 300.0,
+        grace: float = 3.0,
+        silent: bool = False,
+    ) -> Outcome:
+        """Run one cell. `sink` gets each iopub message of the cell; bridge requests go to
+        `bridge` and their answers back as input_reply. The idle budget restarts at every
+        output and is suspended while a bridge call is pending. On expiry: interrupt, then
+        (no answer within `grace`) give up on the kernel: the caller must replace it."""
+        if not self.alive:
+            return Outcome(
+                "died", exit_code=self._exit_code, stderr=self.stderr_tail(), started=False
+            )
+        self._drain_stale()
+        msg_id = self.client.execute(
+            code, silent=silent, store_history=not silent, allow_stdin=True, stop_on_error=False
+        )
+        pending: set[asyncio.Task[None]] = set()
+        reply: dict[str, Any] | None = None
+        idle_seen = False
+        interrupted = False
+        eof_replies = 0
+        began = False
+        settle_until: float | None = None
+        deadline = time.monotonic() + idle
+        finished = False
+        try:
+            while True:
+                now = time.monotonic()
+                if settle_until is not None:
+                    wait: float | None = settle_until - now
+                elif pending:
+                    wait = None
+                else:
+                    wait = deadline - now
+                event = await self._next(wait)
+                if event is None:
+                    if settle_until is not None:
+                        break
+                    if reply is not None:  # replied, idle never came: do not wait forever
+                        break
+                    if not interrupted:
+                        interrupted = True
+                        self.interrupt()
+                        deadline = time.monotonic() + grace
+                        continue
+                    finished = True
+                    return Outcome("restarted", idle_for=idle)
+                name, msg = event
+                if name in ("exit", "broken"):
+                    finished = True
+                    code = msg if name == "exit" else self._exit_code
+                    tail = self.stderr_tail() if name == "exit" else str(msg)
+                    return Outcome("died", exit_code=code, stderr=tail, started=began)
+                if name == "bridge":
+                    deadline = time.monotonic() + (grace if interrupted else idle)
+                    continue
+                if msg["parent_header"].get("msg_id") != msg_id:
+                    continue  # a late message of an earlier cell
+                kind = msg["msg_type"]
+                began = True
+                if name == "iopub":
+                    if kind == "status":
+                        if msg["content"].get("execution_state") == "idle":
+                            idle_seen = True
+                    elif kind != "execute_input":
+                        sink(msg)
+                        if not interrupted:
+                            deadline = time.monotonic() + idle
+                elif name == "shell" and kind == "execute_reply":
+                    reply = msg["content"]
+                    for task in pending:
+                        task.cancel()  # the cell is over (e.g. interrupted inside a call)
+                elif name == "stdin" and kind == "input_request":
+                    prompt = str(msg["content"].get("prompt", ""))
+                    if prompt.startswith(MARKER) and bridge is not None:
+                        task = asyncio.ensure_future(self._answer(msg, prompt, bridge))
+                        pending.add(task)
+                        task.add_done_callback(pending.discard)
+                    else:
+                        self.reply_input(msg, EOF)  # no human at this keyboard
+                        eof_replies += 1
+                if reply is not None and idle_seen and settle_until is None:
+                    if self.spec.settle <= 0:
+                        break
+                    settle_until = time.monotonic() + self.spec.settle
+            finished = True
+            assert reply is not None
+            status = "ok" if reply.get("status") == "ok" else "error"
+            return Outcome("interrupted" if interrupted else status, reply, eof_replies=eof_replies)
+        finally:
+            for task in pending:
+                task.cancel()
+            if not finished:  # our caller was cancelled mid-cell: stop the cell, remember it
+                self.abandoned = msg_id
+                with contextlib.suppress(Exception):
+                    self.interrupt()
+
+    async def _answer(self, request: dict[str, Any], prompt: str, bridge: Bridge) -> None:
+        try:
+            payload = json.loads(prompt[len(MARKER) :])
+            answer = await bridge(payload)
+            text = json.dumps(answer, default=str)
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:
+            text = json.dumps({"ok": False, "text": f"bridge failed: {type(exc).__name__}: {exc}"})
+        self.reply_input(request, text)
+        self._queue.put_nowait(("bridge", None))
+
+    def reply_input(self, request: dict[str, Any], value: str) -> None:
+        msg = self.client.session.msg("input_reply", {"value": value}, parent=request["header"])
+        self.client.stdin_channel.send(msg)
+
+    def _drain_stale(self) -> None:
+        keep: list[Event] = []
+        while not self._queue.empty():
+            event = self._queue.get_nowait()
+            if event[0] in ("exit", "broken"):
+                keep.append(event)
+        for event in keep:
+            self._queue.put_nowait(event)
+
+    async def settle_abandoned(self, wait: float) -> bool:
+        """After a cancelled call: wait for its cell to stop. False = it did not (replace me)."""
+        msg_id, self.abandoned = self.abandoned, None
+        end = time.monotonic() + wait
+        while (left := end - time.monotonic()) > 0:
+            event = await self._next(left)
+            if event is None:
+                break
+            name, msg = event
+            if name in ("exit", "broken"):
+                self._queue.put_nowait(event)
+                return False
+            if (
+                name == "iopub"
+                and msg["parent_header"].get("msg_id") == msg_id
+                and msg["msg_type"] == "status"
+                and msg["content"].get("execution_state") == "idle"
+            ):
+                return True
+        return False
+
+    def interrupt(self) -> None:
+        if not self.alive:
+            return
+        if self.spec.interrupt_mode == "message":
+            self.client.control_channel.send(self.client.session.msg("interrupt_request", {}))
+        else:
+            assert self.child is not None
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(self.child.pid, signal.SIGINT)
+
+    # -- closing -----------------------------------------------------------------------------
+
+    async def aclose(self) -> None:
+        """Ask the kernel to shut down, then kill its whole session. Bounded and idempotent."""
+        if self._closing is None:
+            self._closing = asyncio.ensure_future(self._close())
+        await asyncio.shield(self._closing)
+
+    async def _close(self) -> None:
+        child, client = self.child, self.client
+        if child is not None and client is not None and self._exit_code is None:
+            with contextlib.suppress(Exception):
+                client.control_channel.send(
+                    client.session.msg("shutdown_request", {"restart": False})
+                )
+                await child.wait(1.0)
+        for task in self._tasks:
+            task.cancel()
+        if self._tasks:
+            await asyncio.wait(self._tasks, timeout=1.0)
+        if child is not None:
+            await child.aclose(grace=0.2)
+        if client is not None:
+            with contextlib.suppress(Exception):
+                client.stop_channels()
+        if self._workdir is not None:
+            shutil.rmtree(self._workdir, ignore_errors=True)
+
+
+async def _wrap(sandbox: Any, argv: list[str]) -> list[str]:
+    """A harness's sandbox launcher: `wrap(argv)` (or the port itself, called) returns the
+    command that runs `argv` inside the conversation's sandbox."""
+    wrap = getattr(sandbox, "wrap", sandbox)
+    if not callable(wrap):
+        raise KernelStartError("the sandbox port has no wrap(argv) method")
+    out = wrap(list(argv))
+    if inspect.isawaitable(out):
+        out = await out
+    return [str(a) for a in out]

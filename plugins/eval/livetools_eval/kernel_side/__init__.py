@@ -1,0 +1,1 @@
+"""Code that runs inside kernels (sent as text at start; never imported by the host)."""

@@ -1,0 +1,117 @@
+"""The run's kernel factory: one lazily started kernel per language, replaced when it dies or is
+reset, all of them stopped with the run."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from livetools import Resource
+
+from .hookspecs import KernelSpec, KernelUnavailable
+from .kernel import MARKER, Kernel, KernelStartError
+
+SETUP_TIMEOUT = 30.0
+
+
+def helper_source(spec: KernelSpec) -> str:
+    """The silent cell that installs `tool()`, `tools()` and the idiom helpers in a kernel."""
+    side = resources.files("livetools_eval") / "kernel_side"
+    if spec.dialect == "javascript":
+        return (
+            (side / "deno_helpers.js")
+            .read_text()
+            .replace("__MARKER__", MARKER.encode("unicode_escape").decode())
+        )
+    source = (side / "python_helpers.py").read_text()
+    ipython = spec.dialect == "ipython"
+    return f"{source}\n_livetools_setup({MARKER!r}, {ipython})\ndel _livetools_setup\n"
+
+
+class Kernels(Resource):
+    key = "eval"
+
+    def __init__(self, root: Path, specs: dict[str, KernelSpec], sandbox: Any = None) -> None:
+        self.root = root
+        self.specs = specs
+        self.sandbox = sandbox
+        self.live: dict[str, Kernel] = {}
+        self.started: list[Kernel] = []  # every kernel ever started (tests check none is left)
+        self._lost: dict[str, str] = {}  # language -> why its last kernel is gone (told once)
+        self._closed = False
+
+    async def acquire(self, language: str) -> tuple[Kernel, list[str]]:
+        """The live kernel of `language`, started if needed; notes say what happened to state."""
+        if self._closed:
+            raise KernelStartError("the run is closing")
+        notes: list[str] = []
+        kernel = self.live.get(language)
+        stuck = kernel is not None and kernel.abandoned is not None
+        if stuck and kernel is not None and not await kernel.settle_abandoned(3.0):
+            await self.drop(language, "its previous cell could not be stopped")
+            kernel = None
+        if kernel is not None and not kernel.alive:
+            code = kernel.exit_code
+            await self.drop(language, "it had exited" + (f" with code {code}" if code else ""))
+            kernel = None
+        if kernel is None:
+            why = self._lost.pop(language, None)
+            kernel = await self._start(language)
+            if why:
+                notes.append(
+                    f"note: started a fresh {language} kernel ({kernel.spec.name}); the previous "
+                    f"one is gone ({why}), so earlier variables and imports are lost."
+                )
+        return kernel, notes
+
+    async def _start(self, language: str) -> Kernel:
+        spec = self.specs[language]
+        kernel = Kernel(spec, self.root, self.sandbox)
+        self.started.append(kernel)
+        await kernel.start()
+        sink: list[dict[str, Any]] = []
+        outcome = await kernel.execute(
+            helper_source(spec), sink.append, idle=SETUP_TIMEOUT, silent=True
+        )
+        if outcome.status != "ok":
+            errors = [m["content"] for m in sink if m["msg_type"] == "error"]
+            await kernel.aclose()
+            detail = errors[0].get("evalue", "") if errors else outcome.status
+            raise KernelStartError(f"the {spec.name} kernel rejected livetools' helpers: {detail}")
+        self.live[language] = kernel
+        return kernel
+
+    async def drop(self, language: str, why: str | None = None) -> None:
+        """Stop the language's kernel; `why` is told to the next call that starts a new one."""
+        kernel = self.live.pop(language, None)
+        if why:
+            self._lost[language] = why
+        if kernel is not None:
+            await kernel.aclose()
+
+    async def status(self) -> dict[str, Any]:
+        kernels: dict[str, Any] = {}
+        for language, spec in self.specs.items():
+            entry: dict[str, Any] = {"kernel": spec.name}
+            try:
+                entry["command"] = spec.command()[0]
+                entry["usable"] = True
+            except KernelUnavailable as exc:
+                entry.update(usable=False, reason=str(exc))
+            kernel = self.live.get(language)
+            entry["running"] = bool(kernel and kernel.alive)
+            if kernel is not None and kernel.alive:
+                entry["pid"] = kernel.pid
+            kernels[language] = entry
+        return {"usable": any(k["usable"] for k in kernels.values()), "kernels": kernels}
+
+    async def aclose(self) -> None:
+        self._closed = True
+        kernels = list(self.live.values())
+        self.live.clear()
+        for kernel in kernels:
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(kernel.aclose(), 8.0)

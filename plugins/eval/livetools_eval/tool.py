@@ -1,0 +1,160 @@
+"""The `eval` tool: arguments, and the handler that runs one cell and renders what it showed."""
+
+from __future__ import annotations
+
+import time
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field, create_model, field_validator
+
+from livetools import CallContext, Result, Tier, Tool, ToolError
+
+DESCRIPTION = (
+    "Run code in a persistent kernel: variables, imports and data survive between calls. "
+    "Shows the last expression, display(), tables and plots (as images). "
+    "In a cell, tool(name, args) calls this run's tools and tools([(name, args), ...]) runs "
+    "several at once. %pip, %cd, !cmd, %%bash, %%timeit work."
+)
+
+IDLE_TIMEOUT = 300.0  # seconds without output before a cell is interrupted
+INTERRUPT_GRACE = 3.0  # seconds to answer an interrupt before the kernel is replaced
+MAX_CHARS = 12_000
+TAIL_CHARS = 4_000
+
+
+class EvalBase(BaseModel):
+    code: str = Field(description="The cell.")
+    description: str = Field(description="5-10 words: what this cell does.")
+    reset: bool = Field(False, description="Start this language's kernel clean first.")
+
+    @field_validator("description")
+    @classmethod
+    def _five_to_ten_words(cls, value: str) -> str:
+        words = len(value.split())
+        if not 5 <= words <= 10:
+            raise ValueError(f"give 5-10 words saying what the cell does (got {words})")
+        return value
+
+
+def args_model(languages: list[str]) -> type[BaseModel]:
+    """The argument model with the run's languages as an enum (a plugin may add languages)."""
+    kind: Any = Literal[tuple(languages)]  # type: ignore[valid-type]
+    return create_model(
+        "EvalArgs",
+        __base__=EvalBase,
+        language=(kind, Field(languages[0], description="Kernel language.")),
+    )
+
+
+def make_tool(languages: list[str]) -> Tool:
+    return Tool(
+        name="eval",
+        tier=Tier.EXEC,
+        args=args_model(languages),
+        handler=run_cell,
+        description=DESCRIPTION,
+        resource="eval",
+        parallel_safe=False,
+        timeout=7 * 24 * 3600.0,  # the limit is the idle budget, not the wall clock
+    )
+
+
+async def run_cell(ctx: CallContext, args: Any) -> Result:
+    from .bridge import make_bridge
+    from .idioms import RewriteError, rewrite
+    from .kernel import KernelStartError
+    from .outputs import Outputs
+
+    pool = ctx.resource
+    options = ctx.run.options
+    language: str = args.language
+    spec = pool.specs[language]
+    notes: list[str] = []
+    try:
+        code = rewrite(args.code, spec.dialect, language)
+    except RewriteError as exc:
+        raise ToolError(str(exc)) from None
+    if args.reset:
+        had = language in pool.live
+        await pool.drop(language)
+        notes.append(
+            f"reset: the {language} kernel was stopped; this cell runs in a fresh one."
+            if had
+            else f"reset: no {language} kernel was running; this cell runs in a fresh one."
+        )
+    if not args.code.strip():
+        if args.reset:
+            return Result("\n".join(notes), data={"language": language, "status": "reset"})
+        raise ToolError("code is empty: pass the cell to run (or reset=true to only reset)")
+    t0 = time.monotonic()
+    try:
+        kernel, start_notes = await pool.acquire(language)
+    except KernelStartError as exc:
+        raise ToolError(f"could not start the {language} kernel: {exc}") from None
+    notes.extend(start_notes)
+    idle = float(options.get("eval_idle_timeout", IDLE_TIMEOUT))
+    grace = float(options.get("eval_interrupt_grace", INTERRUPT_GRACE))
+    out = Outputs()
+    outcome = await kernel.execute(code, out.add, bridge=make_bridge(ctx), idle=idle, grace=grace)
+    if outcome.status == "died" and not outcome.started:
+        # It died before it began this cell (e.g. killed between calls): nothing of the cell
+        # ran, so run it in a fresh kernel rather than fail it.
+        code_note = f" with exit code {outcome.exit_code}" if outcome.exit_code else ""
+        await pool.drop(language, f"it had died{code_note}")
+        try:
+            kernel, start_notes = await pool.acquire(language)
+        except KernelStartError as exc:
+            raise ToolError(f"could not start the {language} kernel: {exc}") from None
+        notes.extend(start_notes)
+        outcome = await kernel.execute(
+            code, out.add, bridge=make_bridge(ctx), idle=idle, grace=grace
+        )
+    out.add_payloads(outcome.reply.get("payload") or [])
+    status = outcome.status
+    after: list[str] = []
+    if outcome.eof_replies:
+        after.append(
+            "note: nobody can type into this kernel, so input()/prompt() got end-of-file; "
+            "put the values in the code instead."
+        )
+    if status == "interrupted":
+        after.append(
+            f"interrupted: no output for {idle:g}s, so the cell was stopped; the kernel's state "
+            "(variables, imports) is kept."
+        )
+    elif status == "restarted":
+        await pool.drop(language, "it did not answer an interrupt and was restarted")
+        after.append(
+            f"timed out: no output for {idle:g}s and the kernel did not answer an interrupt; it "
+            "was stopped and its state (variables, imports) was lost. The next call starts a "
+            "fresh kernel."
+        )
+    elif status == "died":
+        code_note = f" with exit code {outcome.exit_code}" if outcome.exit_code is not None else ""
+        tail = outcome.stderr.strip()
+        await pool.drop(language, f"it died{code_note}")
+        after.append(
+            f"the {language} kernel died{code_note} during this cell; its state is lost and the "
+            "next call starts a fresh kernel."
+            + (f" Its stderr ends with:\n{_last_lines(tail, 8)}" if tail else "")
+        )
+    limit = int(options.get("eval_max_chars", MAX_CHARS))
+    body = out.render(limit, min(TAIL_CHARS, limit // 3))
+    text = "\n".join(part for part in (*notes, body, *after) if part)
+    if not text:
+        text = "(no output)"
+    data: dict[str, Any] = {
+        "language": language,
+        "status": status,
+        "execution_count": outcome.reply.get("execution_count"),
+        "seconds": round(time.monotonic() - t0, 3),
+    }
+    if out.rich:
+        data["rich"] = out.rich
+    if out.error:
+        data["error"] = out.error
+    return Result(text, data=data, images=out.images, is_error=status != "ok")
+
+
+def _last_lines(text: str, n: int) -> str:
+    return "\n".join(text.splitlines()[-n:])

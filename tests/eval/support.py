@@ -1,0 +1,104 @@
+"""Shared pieces of the eval tests: a plugin with a read tool, run openers, a wheel builder."""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import zipfile
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel
+
+import livetools_eval
+import livetools_testkit
+from livetools import (
+    CallContext,
+    Host,
+    Ports,
+    Result,
+    Run,
+    Tier,
+    Tool,
+    ToolError,
+    hookimpl,
+    relpath,
+    resolve_path,
+)
+
+DESC = "run a cell for this test case"
+
+
+class ReadArgs(BaseModel):
+    path: str
+
+
+async def read(ctx: CallContext, args: ReadArgs) -> Result:
+    path = resolve_path(ctx.run.root, args.path)
+    if not path.is_file():
+        raise ToolError(f"no file {args.path}")
+    return Result(path.read_text(), data={"path": relpath(ctx.run.root, path)})
+
+
+class Files:
+    """A read tool, so a cell can read a file through another tool of the run."""
+
+    @hookimpl
+    def livetools_register_tools(self, register: Any) -> None:
+        register(Tool("read", Tier.READ, ReadArgs, read, "Read a file."))
+
+
+def host(*extra: tuple[str, object]) -> Host:
+    h = Host(
+        plugins=[
+            ("testkit", livetools_testkit),
+            ("files", Files()),
+            ("eval", livetools_eval),
+            *extra,
+        ],
+        entry_points=False,
+    )
+    h.define_surface("runner", ["read", "exec"])  # may run cells, may not write
+    return h
+
+
+@asynccontextmanager
+async def open_run(
+    root: Path, *, host_: Host | None = None, ports: Ports | None = None, **options: Any
+) -> AsyncIterator[Run]:
+    async with (host_ or host()).open_run(root, ports=ports, options=options) as run:
+        yield run
+
+
+async def cell(run: Run, code: str, surface: str = "agent", **args: Any) -> Result:
+    return await run.call("eval", {"code": code, "description": DESC, **args}, surface=surface)
+
+
+def kernel_pids(run: Run) -> list[int]:
+    return [k.pid for k in run.resource("eval").started if k.pid]
+
+
+def wheel(folder: Path, name: str, version: str, body: str) -> Path:
+    """A pure-Python wheel built by hand: `%pip` tests need no network and no build backend."""
+    dist = f"{name}-{version}.dist-info"
+    files = {
+        f"{name}/__init__.py": body,
+        f"{dist}/METADATA": f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n",
+        f"{dist}/WHEEL": "Wheel-Version: 1.0\nGenerator: livetools-tests\n"
+        "Root-Is-Purelib: true\nTag: py3-none-any\n",
+        f"{dist}/top_level.txt": f"{name}\n",
+    }
+    record = []
+    for path, text in files.items():
+        raw = text.encode()
+        digest = base64.urlsafe_b64encode(hashlib.sha256(raw).digest()).rstrip(b"=").decode()
+        record.append(f"{path},sha256={digest},{len(raw)}")
+    record.append(f"{dist}/RECORD,,")
+    files[f"{dist}/RECORD"] = "\n".join(record) + "\n"
+    out = folder / f"{name}-{version}-py3-none-any.whl"
+    with zipfile.ZipFile(out, "w") as zf:
+        for path, text in files.items():
+            zf.writestr(path, text)
+    return out

@@ -1,0 +1,201 @@
+"""The eval tool against a real ipykernel: state, display, images, errors, caps, timeouts,
+death, reset, and that no kernel outlives its run."""
+
+from __future__ import annotations
+
+import io
+import time
+from pathlib import Path
+
+from livetools.procs import process_state, session_members
+from tests.eval.support import DESC, cell, kernel_pids, open_run
+
+
+def gone(pid: int) -> bool:
+    return process_state(pid) in (None, "Z", "X") and session_members(pid) == []
+
+
+async def test_state_persists_and_last_expression_shows(tmp_path: Path) -> None:
+    async with open_run(tmp_path) as run:
+        first = await cell(run, "import math\nx = 41\nx + 1")
+        assert (first.text, first.is_error) == ("42", False)
+        second = await cell(run, "print('x is', x)\nmath.sqrt(x + 8)")
+        assert second.text == "x is 41\n7.0"
+        assert second.data["execution_count"] == 2
+        assert (await cell(run, "y = 1;")).text == "(no output)"
+        pids = kernel_pids(run)
+        assert len(pids) == 1
+    assert all(gone(pid) for pid in pids)
+
+
+async def test_reset_starts_clean(tmp_path: Path) -> None:
+    async with open_run(tmp_path) as run:
+        await cell(run, "x = 1")
+        old = kernel_pids(run)[0]
+        result = await cell(run, "'x' in dir()", reset=True)
+        assert "reset" in result.text and result.text.endswith("False")
+        assert gone(old)
+        only_reset = await cell(run, "", reset=True)
+        assert not only_reset.is_error and "reset" in only_reset.text
+        empty = await cell(run, "  ")
+        assert empty.is_error and "code is empty" in empty.text
+
+
+async def test_dataframe_is_a_table_with_html_in_data(tmp_path: Path) -> None:
+    async with open_run(tmp_path) as run:
+        code = "import pandas as pd\ndf = pd.DataFrame({'name': ['ada', 'bob'], 'n': [3, 4]})\n"
+        result = await cell(run, code + "display(df.head(1))\nprint('between')\ndf")
+        lines = result.text.splitlines()
+        assert lines[0].split() == ["name", "n"]
+        assert lines[1].split() == ["0", "ada", "3"]
+        assert lines[2] == "between"
+        assert lines[-1].split() == ["1", "bob", "4"]
+        assert any("<table" in r.get("text/html", "") for r in result.data["rich"])
+
+
+async def test_matplotlib_figure_is_one_valid_png(tmp_path: Path) -> None:
+    async with open_run(tmp_path) as run:
+        code = (
+            "import matplotlib.pyplot as plt\n"
+            "fig, ax = plt.subplots(figsize=(4, 3))\nax.plot([1, 3, 2])\nfig"
+        )
+        result = await cell(run, code)
+        assert not result.is_error, result.text
+        assert len(result.images) == 1  # the figure was emitted twice: sent once
+        import re
+
+        import matplotlib.image
+
+        size = re.fullmatch(r"\[image 1: PNG (\d+)x(\d+)\]", result.text)
+        assert size, result.text
+        pixels = matplotlib.image.imread(io.BytesIO(result.images[0]), format="png")
+        assert pixels.shape[:2] == (int(size[2]), int(size[1]))
+        assert pixels.shape[0] > 100 and pixels.std() > 0  # a real plot, not a blank
+        two = await cell(run, "for k in (1, 2):\n    plt.plot([k, 0]); plt.show()")
+        assert len(two.images) == 2 and "[image 2: PNG" in two.text
+
+
+async def test_error_is_an_error_result_with_the_traceback(tmp_path: Path) -> None:
+    async with open_run(tmp_path) as run:
+        result = await cell(run, "print('before')\ndef f():\n    return 1 / 0\nf()")
+        assert result.is_error
+        assert result.text.startswith("before\n")
+        assert "ZeroDivisionError: division by zero" in result.text
+        assert "return 1 / 0" in result.text
+        assert "\x1b[" not in result.text
+        assert result.data["error"] == {"ename": "ZeroDivisionError", "evalue": "division by zero"}
+        assert (await cell(run, "2 * 21")).text == "42"  # the kernel goes on
+
+
+async def test_ansi_stripped_progress_settled_output_capped(tmp_path: Path) -> None:
+    async with open_run(tmp_path, eval_max_chars=3000) as run:
+        colored = await cell(run, "print('\\x1b[31mred\\x1b[0m'); print('10%\\r50%\\r100%')")
+        assert colored.text == "red\n100%"
+        big = await cell(run, "for i in range(5000):\n    print(f'line {i}')")
+        assert big.text.startswith("line 0\nline 1\n")
+        assert big.text.endswith("line 4999")
+        assert "truncated:" in big.text and "more characters" in big.text
+        assert len(big.text) < 3200
+
+
+async def test_help_page_and_input_gets_eof(tmp_path: Path) -> None:
+    async with open_run(tmp_path) as run:
+        helped = await cell(run, "len?")
+        assert "Return the number of items in a container" in helped.text
+        t0 = time.monotonic()
+        asked = await cell(run, "name = input('name? ')")
+        assert time.monotonic() - t0 < 5
+        assert asked.is_error and "EOFError" in asked.text
+        assert "end-of-file" in asked.text and "kernelbase" not in asked.text
+        caught = await cell(run, "try:\n    input()\nexcept EOFError:\n    print('eof')")
+        assert caught.text.startswith("eof")
+
+
+async def test_idle_budget_interrupts_and_keeps_state(tmp_path: Path) -> None:
+    async with open_run(tmp_path, eval_idle_timeout=1.0) as run:
+        t0 = time.monotonic()
+        result = await cell(run, "x = 7\nimport time\ntime.sleep(60)")
+        assert time.monotonic() - t0 < 6
+        assert result.is_error and result.data["status"] == "interrupted"
+        assert "state (variables, imports) is kept" in result.text
+        assert (await cell(run, "x")).text == "7"
+
+
+async def test_output_resets_the_idle_budget(tmp_path: Path) -> None:
+    async with open_run(tmp_path, eval_idle_timeout=1.0) as run:
+        code = "import time\nfor i in range(5):\n    print(i, flush=True)\n    time.sleep(0.6)"
+        result = await cell(run, code)
+        assert not result.is_error, result.text
+        assert result.text.split() == ["0", "1", "2", "3", "4"]
+
+
+async def test_unanswered_interrupt_restarts_and_says_state_was_lost(tmp_path: Path) -> None:
+    async with open_run(tmp_path, eval_idle_timeout=0.5, eval_interrupt_grace=0.5) as run:
+        await cell(run, "x = 1")
+        code = "import signal, time\nsignal.signal(signal.SIGINT, signal.SIG_IGN)\ntime.sleep(60)"
+        result = await cell(run, code)
+        assert result.is_error and result.data["status"] == "restarted"
+        assert "state (variables, imports) was lost" in result.text
+        old = kernel_pids(run)[0]
+        assert gone(old)
+        after = await cell(run, "'x' in dir()")
+        assert "started a fresh python kernel" in after.text
+        assert after.text.endswith("False")
+
+
+async def test_dead_kernel_is_reported_and_replaced(tmp_path: Path) -> None:
+    async with open_run(tmp_path) as run:
+        await cell(run, "x = 1")
+        died = await cell(run, "import os\nos._exit(3)")
+        assert died.is_error and died.data["status"] == "died"
+        assert "died with exit code 3" in died.text and "state is lost" in died.text
+        after = await cell(run, "'x' in dir()")
+        assert not after.is_error
+        assert "started a fresh python kernel" in after.text and after.text.endswith("False")
+        # killed from outside between two calls
+        import os
+        import signal
+
+        os.kill(kernel_pids(run)[-1], signal.SIGKILL)
+        again = await cell(run, "1 + 1")
+        assert "started a fresh python kernel" in again.text and again.text.endswith("2")
+        pids = kernel_pids(run)
+        assert len(pids) == 3
+    assert all(gone(pid) for pid in pids)
+
+
+async def test_no_kernel_left_after_close_even_mid_cell(tmp_path: Path) -> None:
+    import asyncio
+
+    from tests.eval.support import host
+
+    run = await host().open_run(tmp_path)
+    await cell(run, "import subprocess\np = subprocess.Popen(['sleep', '300'])")
+    busy = asyncio.ensure_future(cell(run, "import time\ntime.sleep(60)"))
+    await asyncio.sleep(0.5)
+    pids = kernel_pids(run)
+    child = await cell_pid(run)
+    await run.aclose()
+    result = await busy
+    assert result.is_error
+    assert all(gone(pid) for pid in pids)
+    assert process_state(child) in (None, "Z", "X")
+
+
+async def cell_pid(run: object) -> int:
+    kernel = run.resource("eval").live["python"]  # type: ignore[attr-defined]
+    members = [p for p in session_members(kernel.pid) if p != kernel.pid]
+    assert members, "the sleep child should be in the kernel's session"
+    return members[0]
+
+
+async def test_description_must_be_five_to_ten_words(tmp_path: Path) -> None:
+    async with open_run(tmp_path) as run:
+        short = await run.call("eval", {"code": "1", "description": "too short"})
+        assert short.is_error and "5-10 words" in short.text and "got 2" in short.text
+        ok = await run.call("eval", {"code": "1", "description": DESC})
+        assert not ok.is_error
+        bad_language = await run.call(
+            "eval", {"code": "1", "description": DESC, "language": "cobol"}
+        )
+        assert bad_language.is_error and "python" in bad_language.text
