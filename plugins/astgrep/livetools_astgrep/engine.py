@@ -1,0 +1,407 @@
+"""Per-file work, the same in a worker process and in the calling process: read, skip files that
+cannot contain a match before parsing them, parse (cached by path + mtime + size), find
+candidates, match, and for rewrites splice, re-parse and check.
+
+Candidates come from the pattern's rarest-looking literal (its longest token): every match
+contains that text, so only the ancestors of its occurrences are tried, and a warm query on
+cached trees costs a few lookups instead of a walk. Dense tokens fall back to a C query on the
+pattern's root kind.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections import OrderedDict
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from . import rewrite
+from .languages import Loaded, load
+from .matcher import BudgetExceeded, Env, Matcher
+from .pattern import Pattern
+
+BINARY_PROBE = 8000
+TEXT_CAP = 2000
+BINDING_CAP = 400
+
+
+@dataclass(frozen=True)
+class FileJob:
+    path: str  # absolute
+    rel: str
+    mtime_ns: int
+    size: int
+
+
+@dataclass
+class MatchRecord:
+    start: int
+    end: int
+    line: int
+    end_line: int
+    text: str
+    bindings: dict[str, str]
+
+
+@dataclass
+class FileOutcome:
+    rel: str
+    status: str = "ok"  # ok | no-literal | binary | unreadable
+    matches: list[MatchRecord] = field(default_factory=list)
+    more: bool = False  # stopped at the limit inside this file
+    not_utf8: bool = False
+    note: str = ""
+
+
+@dataclass
+class FileRewrite:
+    rel: str
+    status: str = "ok"  # ok | no-literal | binary | unreadable | not-utf8 | syntax
+    count: int = 0
+    new: bytes | None = None
+    original_sha: str = ""
+    skipped: list[tuple[int, str]] = field(default_factory=list)  # (line, why)
+    note: str = ""
+
+
+@dataclass
+class _Entry:
+    mtime_ns: int
+    size: int
+    data: bytes
+    trees: dict[str, Any] = field(default_factory=dict)
+
+
+class Engine:
+    """One per process. Keeps parsed trees of recent files, bounded by their source bytes."""
+
+    def __init__(self, cache_bytes: int = 96 * 1024 * 1024) -> None:
+        self.cache_bytes = cache_bytes
+        self._cache: OrderedDict[str, _Entry] = OrderedDict()
+        self._held = 0
+        self.stats = {"parsed": 0, "cached": 0}
+
+    # -- cache -------------------------------------------------------------------------------
+
+    def _entry(self, job: FileJob, fresh: bool = False) -> _Entry:
+        entry = self._cache.get(job.path)
+        if entry is not None and entry.mtime_ns == job.mtime_ns and entry.size == job.size:
+            self._cache.move_to_end(job.path)
+            if not fresh:
+                return entry
+            with open(job.path, "rb") as handle:
+                data = handle.read()
+            if data == entry.data:
+                return entry
+        else:
+            with open(job.path, "rb") as handle:
+                data = handle.read()
+        self._drop(job.path)
+        entry = _Entry(job.mtime_ns, job.size, data)
+        self._cache[job.path] = entry
+        self._held += len(data)
+        while self._held > self.cache_bytes and len(self._cache) > 1:
+            self._drop(next(iter(self._cache)))
+        return entry
+
+    def _drop(self, path: str) -> None:
+        old = self._cache.pop(path, None)
+        if old is not None:
+            self._held -= len(old.data)
+
+    def _tree(self, entry: _Entry, loaded: Loaded) -> Any:
+        tree = entry.trees.get(loaded.id)
+        if tree is None:
+            tree = entry.trees[loaded.id] = loaded.parse(entry.data)
+            self.stats["parsed"] += 1
+        else:
+            self.stats["cached"] += 1
+        return tree
+
+    # -- search ------------------------------------------------------------------------------
+
+    def search(
+        self, jobs: list[FileJob], pattern: Pattern, loader: Callable[[], Any], limit: int
+    ) -> list[FileOutcome]:
+        """Matches per file, in file order; stops once `limit` matches were found (0 = all)."""
+        loaded = load(pattern.grammar, loader)
+        out: list[FileOutcome] = []
+        found = 0
+        for job in jobs:
+            room = limit - found if limit else 0
+            outcome = self._search_file(job, pattern, loaded, room)
+            out.append(outcome)
+            found += len(outcome.matches)
+            if limit and found >= limit:
+                break
+        return out
+
+    def _prepare(self, job: FileJob, pattern: Pattern, fresh: bool = False) -> _Entry | str:
+        try:
+            entry = self._entry(job, fresh)
+        except OSError as exc:
+            return f"unreadable: {exc.strerror or exc}"
+        if b"\x00" in entry.data[:BINARY_PROBE]:
+            return "binary"
+        if not all(token in entry.data for token in pattern.tokens):
+            return "no-literal"
+        return entry
+
+    def _search_file(
+        self, job: FileJob, pattern: Pattern, loaded: Loaded, room: int
+    ) -> FileOutcome:
+        prepared = self._prepare(job, pattern)
+        if isinstance(prepared, str):
+            status, _, note = prepared.partition(": ")
+            return FileOutcome(job.rel, status=status, note=note)
+        data = prepared.data
+        outcome = FileOutcome(job.rel, not_utf8=not _is_utf8(data))
+        tree = self._tree(prepared, loaded)
+        try:
+            for first, last, env in find(tree, data, pattern, loaded):
+                if room and len(outcome.matches) >= room:
+                    outcome.more = True
+                    break
+                outcome.matches.append(_record(data, first, last, env))
+        except BudgetExceeded:
+            outcome.note = "matching gave up on a candidate (too much $$$ backtracking)"
+        return outcome
+
+    # -- rewrite -----------------------------------------------------------------------------
+
+    def rewrite(
+        self, jobs: list[FileJob], pattern: Pattern, loader: Callable[[], Any], template: str
+    ) -> list[FileRewrite]:
+        loaded = load(pattern.grammar, loader)
+        return [self._rewrite_file(job, pattern, loaded, template) for job in jobs]
+
+    def _rewrite_file(
+        self, job: FileJob, pattern: Pattern, loaded: Loaded, template: str
+    ) -> FileRewrite:
+        prepared = self._prepare(job, pattern, fresh=True)
+        if isinstance(prepared, str):
+            status, _, note = prepared.partition(": ")
+            return FileRewrite(job.rel, status=status, note=note)
+        data = prepared.data
+        result = FileRewrite(job.rel, original_sha=hashlib.sha256(data).hexdigest())
+        if not _is_utf8(data):
+            result.status = "not-utf8"
+            return result
+        tree = self._tree(prepared, loaded)
+        found = []
+        try:
+            found = list(find(tree, data, pattern, loaded))
+        except BudgetExceeded:
+            result.note = "matching gave up on a candidate (too much $$$ backtracking)"
+        kept: list[tuple[int, int, Env]] = []
+        for first, last, env in found:
+            start, end = first.start_byte, last.end_byte
+            if kept and start < kept[-1][1]:
+                why = "nested" if end <= kept[-1][1] else "overlapping"
+                result.skipped.append((first.start_point[0] + 1, why))
+                continue
+            kept.append((start, end, env))
+        if not kept:
+            return result
+        pieces: list[bytes] = []
+        pos = 0
+        for start, end, env in kept:
+            text = rewrite.render(template, env, data, start).encode()
+            if not text:
+                start, end = _whole_lines(data, start, end)
+            pieces.append(data[pos:start])
+            pieces.append(text)
+            pos = end
+        pieces.append(data[pos:])
+        new = b"".join(pieces)
+        result.count = len(kept)
+        problem = _new_syntax_error(tree, loaded.parse(new), new)
+        if problem:
+            result.status = "syntax"
+            result.note = problem
+            return result
+        result.new = new
+        return result
+
+
+def _is_utf8(data: bytes) -> bool:
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return True
+
+
+def _whole_lines(data: bytes, start: int, end: int) -> tuple[int, int]:
+    """Grow a deleted range to its whole lines when nothing else is on them."""
+    line_start = data.rfind(b"\n", 0, start) + 1
+    line_end = data.find(b"\n", end)
+    line_end = len(data) if line_end < 0 else line_end
+    if data[line_start:start].strip() or data[end:line_end].strip():
+        return start, end
+    return line_start, min(line_end + 1, len(data))
+
+
+def _record(data: bytes, first: Any, last: Any, env: Env) -> MatchRecord:
+    start, end = first.start_byte, last.end_byte
+    text = data[start:end].decode("utf-8", "replace")
+    if len(text) > TEXT_CAP:
+        text = text[:TEXT_CAP] + f"… ({len(text) - TEXT_CAP} more characters)"
+    bindings = {}
+    for name, nodes in env.items():
+        value = (
+            data[nodes[0].start_byte : nodes[-1].end_byte].decode("utf-8", "replace")
+            if nodes
+            else ""
+        )
+        if len(value) > BINDING_CAP:
+            value = value[:BINDING_CAP] + f"… ({len(value) - BINDING_CAP} more characters)"
+        bindings[name] = value
+    return MatchRecord(start, end, first.start_point[0] + 1, last.end_point[0] + 1, text, bindings)
+
+
+def _count_problems(node: Any) -> tuple[int, Any | None]:
+    count, first = 0, None
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        if n.is_error or n.is_missing:
+            count += 1
+            first = first or n
+            if n.is_missing:
+                continue
+        if n.has_error:
+            stack.extend(reversed(n.children))
+    return count, first
+
+
+def _new_syntax_error(old: Any, new: Any, data: bytes) -> str:
+    """A description of the first syntax error the rewrite introduced, or ""."""
+    if not new.root_node.has_error:
+        return ""
+    before, _ = _count_problems(old.root_node) if old.root_node.has_error else (0, None)
+    after, first = _count_problems(new.root_node)
+    if after <= before or first is None:
+        return ""
+    line = first.start_point[0] + 1
+    start = data.rfind(b"\n", 0, first.start_byte) + 1
+    stop = data.find(b"\n", first.start_byte)
+    text = data[start : stop if stop >= 0 else len(data)].decode("utf-8", "replace").strip()
+    what = f"missing {first.type}" if first.is_missing else "syntax error"
+    return f"line {line}: {what} in {text[:120]!r}"
+
+
+# -- candidates --------------------------------------------------------------------------------
+
+
+def find(
+    tree: Any, data: bytes, pattern: Pattern, loaded: Loaded
+) -> Iterator[tuple[Any, Any, Env]]:
+    """Matches in document order (outer before inner): (first node, last node, bindings)."""
+    matcher = Matcher(pattern)
+    seen: set[tuple[int, int]] = set()
+    results: list[tuple[int, int, Any, Any, Env]] = []
+    if pattern.is_sequence:
+        for parent in _parents(tree, data, pattern, loaded):
+            for first, last, env in matcher.runs(parent):
+                key = (first.start_byte, last.end_byte)
+                if key not in seen:
+                    seen.add(key)
+                    results.append((first.start_byte, -last.end_byte, first, last, env))
+    else:
+        for node in _candidates(tree, data, pattern, loaded):
+            key = (node.start_byte, node.end_byte)
+            if key in seen:
+                continue
+            env = matcher.at(node)
+            if env is not None:
+                seen.add(key)
+                results.append((node.start_byte, -node.end_byte, node, node, env))
+    results.sort(key=lambda r: (r[0], r[1]))
+    for _, _, first, last, env in results:
+        yield first, last, env
+
+
+def _anchor_nodes(tree: Any, data: bytes, token: bytes) -> Iterator[Any] | None:
+    """Nodes at each occurrence of `token`, or None when it is too frequent to be worth it."""
+    positions = []
+    pos = data.find(token)
+    cap = max(64, len(data) // 256)
+    while pos >= 0:
+        positions.append(pos)
+        if len(positions) > cap:
+            return None
+        pos = data.find(token, pos + 1)
+    root = tree.root_node
+    return (root.descendant_for_byte_range(p, p + len(token)) for p in positions)
+
+
+def _ancestors(node: Any) -> Iterator[Any]:
+    while node is not None:
+        yield node
+        node = node.parent
+
+
+def _candidates(tree: Any, data: bytes, pattern: Pattern, loaded: Loaded) -> Iterator[Any]:
+    root = pattern.root
+    if root.meta is not None:
+        yield from _walk(tree.root_node, named_only=root.meta.kind != 2)
+        return
+    anchors = _anchor_nodes(tree, data, pattern.tokens[0]) if pattern.tokens else None
+    if anchors is not None:
+        visited: set[int] = set()
+        for node in anchors:
+            for up in _ancestors(node):
+                if up.id in visited:
+                    break
+                visited.add(up.id)
+                if up.kind_id == root.kind_id:
+                    yield up
+        return
+    query = loaded.query(_kind_query(root.kind, root.named))
+    if query is None:
+        yield from (n for n in _walk(tree.root_node, False) if n.kind_id == root.kind_id)
+        return
+    from tree_sitter import QueryCursor
+
+    for nodes in QueryCursor(query).captures(tree.root_node).values():
+        yield from nodes
+
+
+def _parents(tree: Any, data: bytes, pattern: Pattern, loaded: Loaded) -> Iterator[Any]:
+    """Nodes whose children may hold a run matching a sibling-run pattern."""
+    anchors = _anchor_nodes(tree, data, pattern.tokens[0]) if pattern.tokens else None
+    seen: set[int] = set()
+    if anchors is not None:
+        for node in anchors:
+            for up in _ancestors(node):
+                if up.id in seen:
+                    break
+                seen.add(up.id)
+                yield up
+        return
+    size = len(pattern.nodes)
+    for node in _walk(tree.root_node, False):
+        if node.child_count >= size:
+            yield node
+
+
+def _kind_query(kind: str, named: bool) -> str:
+    if named:
+        return f"({kind}) @c"
+    escaped = kind.replace("\\", "\\\\").replace('"', '\\"')
+    return f'"{escaped}" @c'
+
+
+def _walk(root: Any, named_only: bool) -> Iterator[Any]:
+    cursor = root.walk()
+    while True:
+        node = cursor.node
+        if node is not None and (node.is_named or not named_only) and not node.is_extra:
+            yield node
+        if cursor.goto_first_child():
+            continue
+        while not cursor.goto_next_sibling():
+            if not cursor.goto_parent():
+                return

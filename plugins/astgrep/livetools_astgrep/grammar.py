@@ -1,0 +1,355 @@
+"""What the matcher needs to know about one language, and the built-in table.
+
+A `Grammar` is plain data plus a loader, so a third party adds a language with a tiny plugin that
+implements `livetools_grammars` (see hookspecs.py). Nothing here imports tree-sitter: the loader
+runs on first use, in the process that parses.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+HOLE = "{}"
+
+
+@dataclass(frozen=True)
+class Grammar:
+    """One searchable language.
+
+    `contexts` is the ladder a pattern fragment is tried in, in order; each holds `{}` where the
+    fragment goes (the first whose tree has no ERROR and no MISSING node wins). `metavar_char`
+    replaces `$` before parsing where `$` cannot start an identifier. `auto` means a directory
+    search without `language` includes this language. `chain_kinds` names node kinds a grammar
+    uses for postfix chains flattened into siblings (Dart `selector`): a leading `$X` of a sibling
+    pattern may absorb them, so `$X.dispose()` binds `a.b` in `a.b.dispose()`.
+    `loader` must be a module-level callable (or a functools.partial of one) so worker processes
+    can receive it; anything else is still searched, in the calling process.
+    """
+
+    id: str
+    extensions: tuple[str, ...]
+    loader: Callable[[], Any]
+    contexts: tuple[str, ...] = (HOLE,)
+    metavar_char: str = "$"
+    auto: bool = True
+    aliases: tuple[str, ...] = ()
+    chain_kinds: frozenset[str] = field(default_factory=frozenset)
+    tuned: bool = False
+
+    def __post_init__(self) -> None:
+        if not self.contexts or any(c.count(HOLE) != 1 for c in self.contexts):
+            raise ValueError(f"grammar {self.id}: every context needs exactly one {HOLE!r}")
+        if len(self.metavar_char) != 1:
+            raise ValueError(f"grammar {self.id}: metavar_char must be one character")
+
+
+def pack_language(name: str) -> Any:
+    """Load a grammar bundled in tree-sitter-language-pack 0.13.x (no network: 1.x downloads
+    grammars at run time and fails offline)."""
+    from tree_sitter_language_pack import get_language
+
+    return get_language(name)  # type: ignore[arg-type]
+
+
+def _pack(name: str) -> Callable[[], Any]:
+    return functools.partial(pack_language, name)
+
+
+MU = "µ"  # ast-grep's choice where `$` is not an identifier character
+C_MV = "\U00010000"  # ast-grep's choice for C/C++ (µ is not an identifier character there)
+
+# Tuned ladders. Brace languages try a function body first: at top level Go parses
+# `fmt.Println(x)` as a type conversion and C parses `free(p);` as a declaration, silently.
+_C_LIKE_BODY = ("void _(void) {\n{}\n}", "void _(void) {\n{};\n}")
+_TUNED: dict[str, dict[str, Any]] = {
+    "python": {
+        "ext": (".py", ".pyi", ".pyw"),
+        "mv": MU,
+        "ctx": (
+            HOLE,
+            "if _:\n    pass\n{}",  # else: / elif:
+            "try:\n    pass\n{}",  # except: / finally:
+            "match _:\n    {}",  # case:
+            "class _:\n    {}",  # class members
+        ),
+        "aliases": ("py",),
+    },
+    "javascript": {
+        "ext": (".js", ".mjs", ".cjs", ".jsx"),
+        "mv": "$",
+        "ctx": (HOLE, "class _ {\n{}\n}", "({\n{}\n})", "switch (_) {\n{}\n}"),
+        "aliases": ("js", "jsx"),
+    },
+    "typescript": {
+        "ext": (".ts", ".mts", ".cts"),
+        "mv": "$",
+        "ctx": (
+            HOLE,
+            "class _ {\n{}\n}",
+            "interface _ {\n{}\n}",
+            "({\n{}\n})",
+            "switch (_) {\n{}\n}",
+        ),
+        "aliases": ("ts",),
+    },
+    "tsx": {
+        "ext": (".tsx",),
+        "mv": "$",
+        "ctx": (HOLE, "class _ {\n{}\n}", "interface _ {\n{}\n}", "({\n{}\n})"),
+    },
+    "go": {
+        "ext": (".go",),
+        "mv": MU,
+        "ctx": (
+            "func _() {\n{}\n}",
+            HOLE,
+            "type _ struct {\n{}\n}",
+            "type _ interface {\n{}\n}",
+            "func _() {\nswitch _ {\n{}\n}\n}",
+            "func _() {\nselect {\n{}\n}\n}",
+        ),
+        "aliases": ("golang",),
+    },
+    "c": {
+        "ext": (".c", ".h"),
+        "mv": C_MV,
+        "ctx": (
+            *_C_LIKE_BODY,
+            HOLE,
+            "struct _ {\n{}\n};",
+            "void _(void) {\nswitch (_) {\n{}\n}\n}",
+        ),
+    },
+    "cpp": {
+        "ext": (".cc", ".cpp", ".cxx", ".c++", ".hh", ".hpp", ".hxx", ".h++", ".ipp", ".tpp"),
+        "mv": C_MV,
+        "ctx": (
+            *_C_LIKE_BODY,
+            HOLE,
+            "class _ {\n{}\n};",
+            "void _(void) {\nswitch (_) {\n{}\n}\n}",
+        ),
+        "aliases": ("c++", "cxx"),
+    },
+    "rust": {
+        "ext": (".rs",),
+        "mv": MU,
+        "ctx": (
+            "fn _() {\n{}\n}",
+            HOLE,
+            "impl _ {\n{}\n}",
+            "trait _ {\n{}\n}",
+            "struct _ {\n{}\n}",
+            "fn _() {\nmatch _ {\n{}\n}\n}",
+        ),
+        "aliases": ("rs",),
+    },
+    "java": {
+        "ext": (".java",),
+        "mv": "$",
+        "ctx": (
+            "class _ {\nvoid _() {\n{}\n}\n}",
+            "class _ {\nvoid _() {\n{};\n}\n}",
+            "class _ {\n{}\n}",
+            HOLE,
+            "class _ {\nvoid _() {\nswitch (_) {\n{}\n}\n}\n}",
+        ),
+    },
+    "dart": {
+        "ext": (".dart",),
+        "mv": "$",
+        "ctx": (
+            "void _() {\n{}\n}",
+            "void _() {\n{};\n}",
+            HOLE,
+            "class _ {\n{}\n}",
+            "var _ = {};",
+        ),
+        "chain": frozenset({"selector"}),
+    },
+}
+
+# Extensions of the other grammars the pack ships (searched when present, tried in one context).
+# `auto=False`: data and markup formats, searched only when `language` names them.
+_PACK_EXT: dict[str, tuple[str, ...]] = {
+    "bash": (".sh", ".bash"),
+    "csharp": (".cs",),
+    "kotlin": (".kt", ".kts"),
+    "swift": (".swift",),
+    "ruby": (".rb",),
+    "php": (".php",),
+    "scala": (".scala", ".sc"),
+    "lua": (".lua",),
+    "luau": (".luau",),
+    "haskell": (".hs",),
+    "elixir": (".ex", ".exs"),
+    "erlang": (".erl", ".hrl"),
+    "elm": (".elm",),
+    "ocaml": (".ml",),
+    "ocaml_interface": (".mli",),
+    "fsharp": (".fs", ".fsx"),
+    "fsharp_signature": (".fsi",),
+    "clojure": (".clj", ".cljs", ".cljc", ".edn"),
+    "commonlisp": (".lisp", ".cl"),
+    "scheme": (".scm", ".ss"),
+    "racket": (".rkt",),
+    "elisp": (".el",),
+    "fennel": (".fnl",),
+    "janet": (".janet",),
+    "julia": (".jl",),
+    "r": (".r", ".R"),
+    "perl": (".pl", ".pm"),
+    "objc": (".m", ".mm"),
+    "cuda": (".cu", ".cuh"),
+    "d": (".d",),
+    "zig": (".zig",),
+    "nim": (".nim",),
+    "odin": (".odin",),
+    "v": (".v",),
+    "gleam": (".gleam",),
+    "groovy": (".groovy", ".gradle"),
+    "hack": (".hack",),
+    "haxe": (".hx",),
+    "solidity": (".sol",),
+    "cairo": (".cairo",),
+    "fortran": (".f90", ".f95", ".f03", ".f08"),
+    "pascal": (".pas",),
+    "ada": (".adb", ".ads"),
+    "cobol": (".cob", ".cbl"),
+    "matlab": (".matlab",),
+    "powershell": (".ps1", ".psm1"),
+    "fish": (".fish",),
+    "tcl": (".tcl",),
+    "gdscript": (".gd",),
+    "glsl": (".glsl", ".vert", ".frag"),
+    "hlsl": (".hlsl",),
+    "wgsl": (".wgsl",),
+    "verilog": (".sv", ".svh"),
+    "vhdl": (".vhd", ".vhdl"),
+    "purescript": (".purs",),
+    "agda": (".agda",),
+    "apex": (".cls",),
+    "actionscript": (".as",),
+    "squirrel": (".nut",),
+    "starlark": (".bzl", ".star"),
+    "smali": (".smali",),
+    "pony": (".pony",),
+    "hare": (".ha",),
+    "func": (".fc",),
+    "clarity": (".clar",),
+    "move": (".move",),
+    "qmljs": (".qml",),
+    "svelte": (".svelte",),
+    "vue": (".vue",),
+    "astro": (".astro",),
+    "vim": (".vim",),
+    "jsonnet": (".jsonnet", ".libsonnet"),
+    "nix": (".nix",),
+    "terraform": (".tf",),
+    "hcl": (".hcl",),
+    "sql": (".sql",),
+    "graphql": (".graphql", ".gql"),
+    "proto": (".proto",),
+    "thrift": (".thrift",),
+    "capnp": (".capnp",),
+    "prisma": (".prisma",),
+    "cmake": (".cmake",),
+    "make": (".mk",),
+    "meson": (".meson",),
+    "ninja": (".ninja",),
+    "dockerfile": (".dockerfile",),
+    "css": (".css",),
+    "scss": (".scss",),
+    "html": (".html", ".htm"),
+    "twig": (".twig",),
+    "xml": (".xml", ".xsd", ".xsl"),
+    "json": (".json",),
+    "yaml": (".yaml", ".yml"),
+    "toml": (".toml",),
+    "ini": (".ini", ".cfg"),
+    "markdown": (".md", ".markdown"),
+    "rst": (".rst",),
+    "latex": (".tex",),
+    "bibtex": (".bib",),
+    "typst": (".typ",),
+    "org": (".org",),
+    "csv": (".csv",),
+    "tsv": (".tsv",),
+    "psv": (".psv",),
+    "kdl": (".kdl",),
+    "ron": (".ron",),
+    "properties": (".properties",),
+    "llvm": (".ll",),
+    "wat": (".wat",),
+    "wast": (".wast",),
+    "tablegen": (".td",),
+    "bicep": (".bicep",),
+    "rego": (".rego",),
+    "smithy": (".smithy",),
+    "sparql": (".sparql", ".rq"),
+    "beancount": (".beancount",),
+    "mermaid": (".mmd", ".mermaid"),
+    "puppet": (".pp",),
+}
+_NOT_AUTO = frozenset(
+    {
+        "css", "scss", "html", "twig", "xml", "json", "yaml", "toml", "ini", "markdown", "rst",
+        "latex", "bibtex", "typst", "org", "csv", "tsv", "psv", "kdl", "ron", "properties",
+        "mermaid", "beancount", "dockerfile", "make", "ninja", "meson", "cmake", "sql",
+        "graphql", "proto", "thrift", "capnp", "prisma", "matlab", "puppet", "pascal",
+        "verilog", "v",
+    }
+)  # fmt: skip
+# Languages where `$` can start an identifier, so metavariables need no replacement.
+_DOLLAR_OK = frozenset({"bash", "kotlin", "scala", "groovy", "haxe", "svelte", "vue", "astro"})
+
+
+def builtin_grammars() -> list[Grammar]:
+    """Every grammar of the pack: tuned ladders for ten languages, one context for the rest."""
+    out = []
+    for name, spec in _TUNED.items():
+        out.append(
+            Grammar(
+                id=name,
+                extensions=spec["ext"],
+                loader=_pack(name),
+                contexts=spec["ctx"],
+                metavar_char=spec["mv"],
+                aliases=spec.get("aliases", ()),
+                chain_kinds=spec.get("chain", frozenset()),
+                tuned=True,
+            )
+        )
+    for name in pack_names():
+        if name in _TUNED:
+            continue
+        out.append(
+            Grammar(
+                id=name,
+                extensions=_PACK_EXT.get(name, ()),
+                loader=_pack(name),
+                metavar_char="$" if name in _DOLLAR_OK else MU,
+                auto=name in _PACK_EXT and name not in _NOT_AUTO,
+            )
+        )
+    return out
+
+
+@functools.cache
+def pack_names() -> tuple[str, ...]:
+    """The grammar names the pack ships, read from its bindings folder (no tree-sitter import)."""
+    import importlib.util
+    from pathlib import Path
+
+    spec = importlib.util.find_spec("tree_sitter_language_pack")
+    if spec is None or not spec.submodule_search_locations:
+        return ()
+    folder = Path(next(iter(spec.submodule_search_locations))) / "bindings"
+    names = {p.name.split(".", 1)[0] for p in folder.glob("*.so")}
+    names |= {p.name.split(".", 1)[0] for p in folder.glob("*.pyd")}
+    if names:
+        names |= {"csharp", "yaml", "embeddedtemplate"}  # shipped as separate wheels it pulls
+    return tuple(sorted(n for n in names if n and not n.startswith("_")))

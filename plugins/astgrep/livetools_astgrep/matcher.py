@@ -1,0 +1,227 @@
+"""Match a pattern skeleton against tree-sitter nodes.
+
+Rules (the contract in docs/ast-grep.md):
+- comments and other extras are trivia on both sides; unnamed code tokens the pattern does not
+  name may be skipped (a trailing comma, `async`), named code nodes never are;
+- every named child of a code node must be matched: no trailing-children prefix matching
+  (`if $C: return $V` does not match an `if` that has an `else`);
+- `$$$` is lazy and backtracks (`f($$$A, x)` matches `f(x, y, x)`);
+- a repeated metavariable must capture structurally equal code (trivia ignored).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+from .metavars import ANY, MULTI, SINGLE
+from .pattern import Pattern, PNode
+
+Env = dict[str, tuple[Any, ...]]
+
+
+class BudgetExceeded(Exception):
+    """Backtracking went on too long for one candidate (pathological `$$$` combinations)."""
+
+
+def significant(node: Any) -> list[Any]:
+    """Children that take part in matching: not extras (comments), not zero-width."""
+    return [c for c in node.children if not c.is_extra and c.end_byte > c.start_byte]
+
+
+def nodes_equal(a: Any, b: Any) -> bool:
+    """Structural equality ignoring trivia: `a + b` equals `a  +  b` and `a + \\\n b`."""
+    stack = [(a, b)]
+    while stack:
+        x, y = stack.pop()
+        if x.kind_id != y.kind_id:
+            return False
+        xs, ys = significant(x), significant(y)
+        if not xs and not ys:
+            if x.text != y.text:
+                return False
+            continue
+        if len(xs) != len(ys):
+            return False
+        stack.extend(zip(xs, ys, strict=True))
+    return True
+
+
+def captures_equal(a: tuple[Any, ...], b: tuple[Any, ...]) -> bool:
+    """Equality of two captures, compared on their named nodes (separators do not count)."""
+    xs = [n for n in a if n.is_named]
+    ys = [n for n in b if n.is_named]
+    return len(xs) == len(ys) and all(nodes_equal(x, y) for x, y in zip(xs, ys, strict=True))
+
+
+class Matcher:
+    def __init__(self, pattern: Pattern, budget: int = 100_000) -> None:
+        self.pattern = pattern
+        self.budget = budget
+        self._steps = 0
+
+    # -- entry points ------------------------------------------------------------------------
+
+    def at(self, node: Any) -> Env | None:
+        """Bindings if the (single-node) pattern matches `node` itself."""
+        self._steps = 0
+        env: Env = {}
+        trail: list[str] = []
+        return env if self._node(self.pattern.root, node, env, trail) else None
+
+    def runs(self, parent: Any) -> Iterator[tuple[Any, Any, Env]]:
+        """Matches of a sibling-run pattern among `parent`'s children: (first, last, bindings).
+        Leftmost, non-overlapping; a leading `$X` over chain kinds yields every chain length."""
+        cs = significant(parent)
+        ps = self.pattern.nodes
+        chain = self.pattern.chain_kind_ids
+        lead = ps[0].meta
+        i = 0
+        while i < len(cs):
+            self._steps = 0
+            if chain and lead is not None and lead.kind == SINGLE:
+                yield from self._chain_runs(ps, cs, i, chain)
+                i += 1
+                continue
+            env: Env = {}
+            trail: list[str] = []
+            end = self._seq(ps, 0, cs, i, env, trail, anchored=False)
+            if end > i:
+                last = _last_consumed(cs, i, end)
+                yield cs[i], last, env
+                i = end
+            else:
+                i += 1
+
+    # -- internals ---------------------------------------------------------------------------
+
+    def _chain_runs(
+        self, ps: tuple[PNode, ...], cs: list[Any], i: int, chain: frozenset[int]
+    ) -> Iterator[tuple[Any, Any, Env]]:
+        head = cs[i]
+        if not head.is_named or head.kind_id in chain:
+            return
+        lead = ps[0].meta
+        assert lead is not None
+        j = i + 1
+        while True:
+            env: Env = {}
+            trail: list[str] = []
+            if self._bind(lead.name, tuple(cs[i:j]), env, trail, multi=False):
+                end = self._seq(ps, 1, cs, j, env, trail, anchored=False)
+                if end >= j and end > i:
+                    yield head, _last_consumed(cs, i, end), env
+            if j < len(cs) and cs[j].kind_id in chain:
+                j += 1
+            else:
+                return
+
+    def _tick(self) -> None:
+        self._steps += 1
+        if self._steps > self.budget:
+            raise BudgetExceeded
+
+    def _node(self, p: PNode, n: Any, env: Env, trail: list[str]) -> bool:
+        self._tick()
+        meta = p.meta
+        if meta is not None:
+            if meta.kind == SINGLE and not n.is_named:
+                return False
+            return self._bind(meta.name, (n,), env, trail, multi=False)
+        if p.kind_id != n.kind_id:
+            return False
+        if not p.children:
+            return not p.named or n.text == p.text
+        return self._seq(p.children, 0, significant(n), 0, env, trail, anchored=True) >= 0
+
+    def _bind(
+        self, name: str, nodes: tuple[Any, ...], env: Env, trail: list[str], *, multi: bool
+    ) -> bool:
+        if not name or name.startswith("_"):
+            return True
+        bound = env.get(name)
+        if bound is None:
+            env[name] = nodes
+            trail.append(name)
+            return True
+        if not multi and len(bound) == 1 and len(nodes) == 1:
+            return nodes_equal(bound[0], nodes[0])
+        return captures_equal(bound, nodes)
+
+    @staticmethod
+    def _undo(env: Env, trail: list[str], mark: int) -> None:
+        while len(trail) > mark:
+            env.pop(trail.pop(), None)
+
+    def _seq(
+        self,
+        ps: tuple[PNode, ...],
+        pi: int,
+        cs: list[Any],
+        ci: int,
+        env: Env,
+        trail: list[str],
+        anchored: bool,
+    ) -> int:
+        """Match ps[pi:] against cs[ci:]; the index after the last consumed child, or -1.
+        `anchored`: every remaining named code child must be consumed."""
+        while True:
+            self._tick()
+            if pi == len(ps):
+                if anchored:
+                    return len(cs) if all(not c.is_named for c in cs[ci:]) else -1
+                return ci
+            p = ps[pi]
+            meta = p.meta
+            if meta is not None and meta.kind == MULTI:
+                for stop in range(ci, len(cs) + 1):
+                    mark = len(trail)
+                    if self._bind(meta.name, tuple(cs[ci:stop]), env, trail, multi=True):
+                        end = self._seq(ps, pi + 1, cs, stop, env, trail, anchored)
+                        if end >= 0:
+                            return end
+                    self._undo(env, trail, mark)
+                return -1
+            optional = _trailing_comma(ps, pi)
+            if ci == len(cs):
+                if optional:
+                    pi += 1
+                    continue
+                return -1
+            c = cs[ci]
+            mark = len(trail)
+            if self._node(p, c, env, trail):
+                if c.is_named and not (meta is not None and meta.kind == ANY):
+                    pi += 1
+                    ci += 1
+                    continue
+                end = self._seq(ps, pi + 1, cs, ci + 1, env, trail, anchored)
+                if end >= 0:
+                    return end
+                self._undo(env, trail, mark)
+            if optional:  # a trailing pattern comma the code does not have
+                end = self._seq(ps, pi + 1, cs, ci, env, trail, anchored)
+                if end >= 0:
+                    return end
+            if c.is_named:
+                return -1
+            ci += 1  # an unnamed code token the pattern does not name
+
+
+def _last_consumed(cs: list[Any], start: int, end: int) -> Any:
+    """The last child of a run that is not a skipped unnamed token at its end."""
+    last = end - 1
+    while last > start and not cs[last].is_named:
+        last -= 1
+    return cs[last]
+
+
+_CLOSERS = frozenset({")", "]", "}", ">"})
+
+
+def _trailing_comma(ps: tuple[PNode, ...], pi: int) -> bool:
+    """A pattern `,` followed only by closing brackets: optional, like trailing commas in code."""
+    p = ps[pi]
+    if p.named or p.meta is not None or p.kind != ",":
+        return False
+    return all(not q.named and q.meta is None and q.kind in _CLOSERS for q in ps[pi + 1 :])

@@ -1,0 +1,217 @@
+"""Compile a pattern fragment into a skeleton of nodes, through the grammar's context ladder.
+
+The fragment is parsed by the file's own grammar inside each context of the ladder in turn; the
+first context whose tree has no ERROR and no MISSING node wins, and the node (or the run of
+sibling nodes) that spans exactly the fragment becomes the pattern. A fragment no context accepts
+is an error that names every context tried: a pattern is never searched half-parsed, because a
+half-parsed pattern silently matches nothing (ast-grep's `fmt.Println($A)` in Go).
+"""
+
+from __future__ import annotations
+
+import re
+import textwrap
+from dataclasses import dataclass, field
+from typing import Any
+
+from . import metavars
+from .grammar import HOLE, Grammar
+from .languages import Loaded
+
+_KEYWORD = re.compile(r"^[A-Za-z_][A-Za-z0-9_]+$")
+
+
+class PatternError(Exception):
+    """The pattern cannot be used; the message says why and what to try."""
+
+
+@dataclass(frozen=True)
+class PNode:
+    """One node of a pattern skeleton. `text` is set for leaves (compared exactly when named);
+    `meta` marks a metavariable, which stands for whole code nodes."""
+
+    kind_id: int
+    kind: str
+    named: bool
+    text: bytes | None
+    children: tuple[PNode, ...] = ()
+    meta: metavars.MetaVar | None = None
+
+
+@dataclass(frozen=True)
+class Pattern:
+    source: str
+    grammar: str
+    nodes: tuple[PNode, ...]  # one node, or a run of siblings
+    context: str
+    tokens: tuple[bytes, ...]  # literal text every match contains, longest first
+    chain_kind_ids: frozenset[int] = frozenset()
+    names: tuple[str, ...] = ()  # binding metavariable names, in order of appearance
+    multi_names: frozenset[str] = field(default_factory=frozenset)
+
+    @property
+    def is_sequence(self) -> bool:
+        return len(self.nodes) > 1
+
+    @property
+    def root(self) -> PNode:
+        return self.nodes[0]
+
+    def describe(self) -> str:
+        kinds = " ".join(n.meta.source() if n.meta else n.kind for n in self.nodes)
+        return f"{kinds} (context: {context_label(self.context)})"
+
+
+def context_label(context: str) -> str:
+    if context == HOLE:
+        return "top level"
+    return " ".join(context.replace(HOLE, "PATTERN").split())
+
+
+def _normalize(pattern: str) -> str:
+    text = textwrap.dedent(pattern.expandtabs(8) if "\t" in pattern else pattern)
+    return text.strip("\n").rstrip()
+
+
+def _place(context: str, fragment: str) -> tuple[str, int, int]:
+    """Put the fragment in the context's hole, indenting its later lines like the hole's line;
+    returns the source and the fragment's byte range in it."""
+    before, after = context.split(HOLE)
+    indent = before[before.rfind("\n") + 1 :]
+    indent = indent if indent.strip() == "" else ""
+    body = fragment.replace("\n", "\n" + indent) if indent else fragment
+    start = len(before.encode())
+    return before + body + after, start, start + len(body.encode())
+
+
+def _first_problem(node: Any) -> Any | None:
+    """The first ERROR or MISSING node under `node` (pre-order), or None."""
+    cursor = node.walk()
+    while True:
+        current = cursor.node
+        if current.is_error or current.is_missing:
+            return current
+        if current.has_error and cursor.goto_first_child():
+            continue
+        while not cursor.goto_next_sibling():
+            if not cursor.goto_parent():
+                return None
+
+
+def _line_of(source: bytes, offset: int) -> str:
+    start = source.rfind(b"\n", 0, offset) + 1
+    end = source.find(b"\n", offset)
+    return source[start : end if end >= 0 else len(source)].decode("utf-8", "replace").strip()
+
+
+def _locate(root: Any, start: int, end: int) -> list[Any] | str:
+    """The node spanning exactly [start, end), or the run of siblings that does; a reason when
+    the fragment is not a whole node or a whole run here."""
+    node = root.descendant_for_byte_range(start, end)
+    if node is None:
+        return "fragment not found"
+    if node.start_byte == start and node.end_byte == end:
+        return [node]
+    kids = [c for c in node.children if not c.is_extra and c.end_byte > c.start_byte]
+    inside = [c for c in kids if c.start_byte >= start and c.end_byte <= end]
+    cut = [c for c in kids if c.start_byte < end and c.end_byte > start and c not in inside]
+    if inside and not cut and inside[0].start_byte == start and inside[-1].end_byte == end:
+        return inside
+    return f"the pattern is part of a larger {node.type} here"
+
+
+class Compiler:
+    """Compiles patterns for one grammar (kept per run: compiling parses the ladder)."""
+
+    def __init__(self, grammar: Grammar, loaded: Loaded) -> None:
+        self.grammar = grammar
+        self.loaded = loaded
+        self.detect = metavars.detector(grammar.metavar_char)
+        self.chain_ids = frozenset(
+            i for k in grammar.chain_kinds for i in [loaded.kind_id(k)] if i is not None
+        )
+
+    def compile(self, pattern: str) -> Pattern:
+        fragment = _normalize(pattern)
+        if not fragment:
+            raise PatternError("the pattern is empty; pass code with $NAME where anything goes")
+        pre = metavars.preprocess(fragment, self.grammar.metavar_char)
+        tried: list[str] = []
+        parser = self.loaded.parser()
+        for context in self.grammar.contexts:
+            source, start, end = _place(context, pre)
+            data = source.encode()
+            tree = parser.parse(data)
+            root = tree.root_node
+            label = context_label(context)
+            if root.has_error:
+                bad = _first_problem(root)
+                where = _line_of(data, bad.start_byte) if bad is not None else ""
+                what = "missing " + bad.type if bad is not None and bad.is_missing else "error"
+                where = where.replace(self.grammar.metavar_char, "$")
+                tried.append(f"{label}: {what} at {where!r}")
+                continue
+            located = _locate(root, start, end)
+            if isinstance(located, str):
+                tried.append(f"{label}: {located}")
+                continue
+            nodes = tuple(self._build(n) for n in located)
+            if len(nodes) == 1 and nodes[0].meta and nodes[0].meta.kind == metavars.MULTI:
+                raise PatternError(
+                    f"the pattern {pattern.strip()!r} is only a {nodes[0].meta.source()}: it "
+                    "would match every run of nodes; add code around it"
+                )
+            return self._finish(fragment, context, nodes)
+        hint = metavars.lowercase_hint(fragment)
+        raise PatternError(
+            f"the pattern does not parse as {self.grammar.id} in any context{hint}; contexts "
+            f"tried: {'; '.join(tried)}. Write a complete piece of code (a statement, an "
+            "expression, a member or a declaration), with $NAME for one node and $$$NAME for "
+            "zero or more"
+        )
+
+    def _build(self, node: Any) -> PNode:
+        text = node.text.decode("utf-8", "replace")
+        meta = metavars.parse(text, self.detect)
+        if meta is not None:
+            return PNode(node.kind_id, node.type, node.is_named, None, (), meta)
+        kids = tuple(
+            self._build(c) for c in node.children if not c.is_extra and c.end_byte > c.start_byte
+        )
+        leaf = node.text if not kids else None
+        return PNode(node.kind_id, node.type, node.is_named, leaf, kids)
+
+    def _finish(self, fragment: str, context: str, nodes: tuple[PNode, ...]) -> Pattern:
+        tokens: set[bytes] = set()
+        names: list[str] = []
+        multi: set[str] = set()
+        stack = list(reversed(nodes))
+        while stack:
+            p = stack.pop()
+            if p.meta is not None:
+                if p.meta.binds and p.meta.name not in names:
+                    names.append(p.meta.name)
+                if p.meta.binds and p.meta.kind == metavars.MULTI:
+                    multi.add(p.meta.name)
+                continue
+            if (
+                p.text is not None
+                and p.text.strip()
+                and (
+                    p.named
+                    or (self.grammar.tuned and _KEYWORD.match(p.kind) and p.kind == p.text.decode())
+                )
+            ):
+                tokens.add(p.text)
+            stack.extend(reversed(p.children))
+        ordered = tuple(sorted(tokens, key=lambda t: (-len(t), t)))
+        return Pattern(
+            source=fragment,
+            grammar=self.grammar.id,
+            nodes=nodes,
+            context=context,
+            tokens=ordered,
+            chain_kind_ids=self.chain_ids,
+            names=tuple(names),
+            multi_names=frozenset(multi),
+        )

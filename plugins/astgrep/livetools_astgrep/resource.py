@@ -1,0 +1,197 @@
+"""The run's parser pool: grammars, compiled patterns, parse workers (started on the first large
+search) with their caches, an in-process engine for small jobs, and the staged edits of the run."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import threading
+from collections import OrderedDict
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from livetools import Resource, StagedEdit
+
+from .engine import Engine, FileJob, FileOutcome, FileRewrite
+from .grammar import Grammar
+from .pattern import Pattern, PatternError
+from .table import GrammarTable
+
+if TYPE_CHECKING:
+    from livetools import Run
+
+    from .pool import Pool
+
+PATTERN_CACHE = 256
+
+
+@dataclass
+class Staged:
+    edit: StagedEdit
+    replacements: int
+    files: list[str]
+
+
+@dataclass
+class Searched:
+    """One grammar's part of a search."""
+
+    grammar: str
+    pattern: Pattern
+    outcomes: list[FileOutcome]
+    files: int  # files of this grammar in scope
+    searched: int  # how many of them were searched before the limit stopped the search
+
+
+@dataclass
+class EditLedger:
+    staged: dict[str, Staged] = field(default_factory=dict)
+    resolved: dict[str, str] = field(default_factory=dict)
+    counter: int = 0
+
+    def add(self, staged: Staged) -> str:
+        self.counter += 1
+        edit_id = f"edit_{self.counter}"
+        self.staged[edit_id] = staged
+        return edit_id
+
+
+class AstGrepResource(Resource):
+    key = "astgrep"
+
+    def __init__(self, run: Run, builtin_module: str) -> None:
+        self.run = run
+        self.root = run.root
+        self._builtin = builtin_module
+        opts = run.options.get("astgrep", {}) if isinstance(run.options, dict) else {}
+        self.workers = int(opts.get("workers", min(2, os.cpu_count() or 1)))
+        self.inline_bytes = int(opts.get("inline_bytes", 1 << 20))
+        self.cache_bytes = int(opts.get("cache_bytes", 96 << 20))
+        self.max_file_bytes = int(opts.get("max_file_bytes", 2 << 20))
+        self._table: GrammarTable | None = None
+        self._compilers: dict[str, Any] = {}
+        self._patterns: OrderedDict[tuple[str, str], Pattern | PatternError] = OrderedDict()
+        self._engine: Engine | None = None
+        self._engine_lock = threading.Lock()
+        self._pool: Pool | None = None
+        self._pool_lock = asyncio.Lock()
+        self.edits = EditLedger()
+        self._closed = False
+
+    # -- grammars and patterns -------------------------------------------------------------------
+
+    @property
+    def table(self) -> GrammarTable:
+        if self._table is None:
+            self._table = GrammarTable.gather(self.run.host.plugins.pm, self._builtin)
+        return self._table
+
+    def compile(self, grammar: Grammar, source: str) -> Pattern:
+        """The compiled pattern (cached per run); raises PatternError."""
+        key = (grammar.id, source)
+        cached = self._patterns.get(key)
+        if cached is None:
+            from .languages import load
+            from .pattern import Compiler
+
+            compiler = self._compilers.get(grammar.id)
+            if compiler is None or compiler.grammar is not grammar:
+                compiler = self._compilers[grammar.id] = Compiler(
+                    grammar, load(grammar.id, grammar.loader)
+                )
+            with self._engine_lock:
+                try:
+                    cached = compiler.compile(source)
+                except PatternError as exc:
+                    cached = exc
+            self._patterns[key] = cached
+            while len(self._patterns) > PATTERN_CACHE:
+                self._patterns.popitem(last=False)
+        self._patterns.move_to_end(key)
+        if isinstance(cached, PatternError):
+            raise cached
+        return cached
+
+    # -- running -------------------------------------------------------------------------------
+
+    def _inline_engine(self) -> Engine:
+        if self._engine is None:
+            self._engine = Engine(cache_bytes=self.cache_bytes)
+        return self._engine
+
+    def _use_pool(self, grammar: Grammar, jobs: list[FileJob]) -> bool:
+        if self.workers <= 0 or not self.table.shippable(grammar):
+            return False
+        return sum(j.size for j in jobs) > self.inline_bytes
+
+    async def pool(self) -> Pool:
+        async with self._pool_lock:
+            if self._closed:
+                raise RuntimeError("the run is closed")
+            if self._pool is None:
+                from .pool import Pool
+
+                self._pool = Pool(self.root, self.workers, self.cache_bytes)
+            return self._pool
+
+    async def search(
+        self, grammar: Grammar, pattern: Pattern, jobs: list[FileJob], limit: int
+    ) -> Searched:
+        if self._use_pool(grammar, jobs):
+            outcomes, searched = await (await self.pool()).search(
+                jobs, pattern, grammar.loader, limit
+            )
+        else:
+
+            def inline() -> list[FileOutcome]:
+                with self._engine_lock:
+                    return self._inline_engine().search(jobs, pattern, grammar.loader, limit)
+
+            outcomes = await asyncio.to_thread(inline)
+            searched = len(outcomes)
+        return Searched(grammar.id, pattern, outcomes, len(jobs), searched)
+
+    async def rewrite(
+        self, grammar: Grammar, pattern: Pattern, jobs: list[FileJob], template: str
+    ) -> list[FileRewrite]:
+        if self._use_pool(grammar, jobs):
+            return await (await self.pool()).rewrite(jobs, pattern, grammar.loader, template)
+
+        def inline() -> list[FileRewrite]:
+            with self._engine_lock:
+                return self._inline_engine().rewrite(jobs, pattern, grammar.loader, template)
+
+        return await asyncio.to_thread(inline)
+
+    # -- resource ------------------------------------------------------------------------------
+
+    async def status(self) -> dict[str, Any]:
+        try:
+            import importlib.util
+
+            usable = all(
+                importlib.util.find_spec(m) is not None
+                for m in ("tree_sitter", "tree_sitter_language_pack")
+            )
+        except (ImportError, ValueError):
+            usable = False
+        table = self.table
+        info: dict[str, Any] = {
+            "usable": usable,
+            "reason": "" if usable else "tree-sitter or tree-sitter-language-pack not installed",
+            "grammars": len(table.by_id),
+            "tuned": [g.id for g in table.by_id.values() if g.tuned],
+            "workers": self._pool.pids() if self._pool else [],
+            "staged_edits": sorted(self.edits.staged),
+        }
+        if table.problems:
+            info["problems"] = table.problems
+        return info
+
+    async def aclose(self) -> None:
+        self._closed = True
+        async with self._pool_lock:
+            pool, self._pool = self._pool, None
+        if pool is not None:
+            await pool.aclose()
+        self.edits.staged.clear()
