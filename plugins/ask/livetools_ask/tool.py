@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import os
 from typing import Any
 
 from pydantic import BaseModel, Field
@@ -10,12 +11,16 @@ from pydantic import BaseModel, Field
 from livetools import CallContext, Resource, Result, ToolError
 from livetools.questions import Answer, Option, Question, QuestionPort, QuestionPortDetached
 
-DEFAULT_EXPIRY = 600.0  # seconds; run option "ask_expiry"
+DEFAULT_EXPIRY = 600.0  # seconds
+ENV_EXPIRY = "LIVETOOLS_ASK_EXPIRY"
 CARRY_ON = "continue on a stated assumption (say which) and do not ask this again"
 
 
 def expiry_seconds(options: dict[str, Any]) -> float:
-    return float(options.get("ask_expiry", DEFAULT_EXPIRY))
+    """The run option `ask_expiry`, else LIVETOOLS_ASK_EXPIRY (for the CLI and MCP faces), else
+    ten minutes."""
+    value = options.get("ask_expiry") or os.environ.get(ENV_EXPIRY) or DEFAULT_EXPIRY
+    return float(value)
 
 
 class OptionArg(BaseModel):
