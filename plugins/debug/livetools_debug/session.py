@@ -50,6 +50,7 @@ class Stop:
     text: str | None = None
     frame: Frame | None = None
     exception: str | None = None
+    project_frame: Frame | None = None  # first frame inside the root, when the top is not
 
 
 @dataclass
@@ -507,12 +508,17 @@ class Session:
             stop.thread_id = await self.first_thread()
         frames, _ = await self.stack(stop.thread_id, 30)
         stop.frame = next((f for f in frames if f.path and f.line), frames[0] if frames else None)
+        if stop.frame is not None and not self._inside(stop.frame):
+            stop.project_frame = next((f for f in frames if self._inside(f)), None)
         if stop.reason == "exception" and self.capabilities.get("supportsExceptionInfoRequest"):
             with contextlib.suppress(ToolError):
                 info = await self.call("exceptionInfo", {"threadId": stop.thread_id})
                 parts = [info.get("exceptionId"), info.get("description")]
                 stop.exception = ": ".join(str(p) for p in parts if p) or None
         return stop
+
+    def _inside(self, frame: Frame) -> bool:
+        return bool(frame.path) and Path(frame.path).resolve().is_relative_to(self.root)
 
     async def resume(self, op: str, command: str, thread_id: int | None, grace: float) -> Outcome:
         if self.state != "stopped":

@@ -123,25 +123,33 @@ def format_stop(root: Path, stop: Stop) -> list[str]:
     source = _source_line(stop.frame)
     if source:
         lines.append(source)
+    if stop.project_frame is not None:
+        lines.append(
+            f"first frame in the project: {_where(root, stop.project_frame)} "
+            f"[frame {stop.project_frame.id}]"
+        )
+        source = _source_line(stop.project_frame)
+        if source:
+            lines.append(source)
     return lines
+
+
+def frame_data(root: Path, frame: Frame | None) -> dict[str, Any] | None:
+    if frame is None:
+        return None
+    path = relpath(root, Path(frame.path)) if frame.path else None
+    return {"id": frame.id, "name": frame.name, "path": path, "line": frame.line}
 
 
 def stop_data(root: Path, stop: Stop | None) -> dict[str, Any] | None:
     if stop is None:
         return None
-    frame = stop.frame
     return {
         "reason": stop.reason,
         "text": stop.exception or stop.text or stop.description,
         "thread_id": stop.thread_id,
-        "frame": None
-        if frame is None
-        else {
-            "id": frame.id,
-            "name": frame.name,
-            "path": relpath(root, Path(frame.path)) if frame.path else None,
-            "line": frame.line,
-        },
+        "frame": frame_data(root, stop.frame),
+        "project_frame": frame_data(root, stop.project_frame),
     }
 
 
@@ -387,15 +395,7 @@ async def op_stack(sup: DebugSupervisor, args: DebugArgs) -> Result:
     lines += [f"#{i} [frame {f.id}] {_where(sup.root, f)}" for i, f in enumerate(kept)]
     if note:
         lines.append(note)
-    data = [
-        {
-            "id": f.id,
-            "name": f.name,
-            "path": relpath(sup.root, Path(f.path)) if f.path else None,
-            "line": f.line,
-        }
-        for f in kept
-    ]
+    data = [frame_data(sup.root, f) for f in kept]
     return Result("\n".join(lines), data={"thread_id": thread, "frames": data, "note": note})
 
 

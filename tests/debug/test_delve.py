@@ -1,0 +1,91 @@
+"""The debug tool against real delve (`dlv dap`, TCP) on a Go module."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from .conftest import assert_gone, copy_project, line_of, require_delve
+
+
+@pytest.fixture
+def go_project(tmp_path: Path) -> Path:
+    require_delve()
+    return copy_project("go", tmp_path)
+
+
+async def test_breakpoint_inspect_steps_output_and_exit(go_project: Path, open_debugger) -> None:
+    root = go_project
+    main_go = root / "main.go"
+    call_line = line_of(main_go, "// call total")
+    dbg = await open_debugger(root)
+    assert "delve: usable" in (await dbg.ok("adapters")).text
+
+    await dbg.ok("breakpoints", file="main.go", lines=[call_line])
+    result = await dbg.ok("launch", program=".")
+    assert "with delve" in result.text
+    stop = result.data["stop"]
+    assert stop["reason"] == "breakpoint"
+    assert (stop["frame"]["path"], stop["frame"]["line"]) == ("main.go", call_line)
+    assert "hello from app" in result.text  # from dlv's own stdout, not output events
+
+    stack = await dbg.ok("stack")
+    assert stack.data["frames"][0]["name"] == "main.main"
+    scopes = await dbg.ok("scopes", frame_id=stack.data["frames"][0]["id"])
+    variables = await dbg.ok("variables", reference=scopes.data[0]["reference"])
+    by_name = {v["name"]: v for v in variables.data["variables"]}
+    assert "more characters" in by_name["text"]["value"]  # a 1000-char string, capped at 400
+    items = await dbg.ok("variables", reference=by_name["items"]["reference"])
+    assert len(items.data["variables"]) == 50  # dlv sends 64 whatever `count` says
+    assert items.data["note"] == "truncated: 50 more"
+    assert (await dbg.ok("evaluate", expression="len(items)")).text.startswith("100")
+    missing = await dbg.err("evaluate", expression="result")  # not in scope yet
+    assert "result" in missing.text
+
+    step = await dbg.ok("step_in")
+    assert step.data["stop"]["frame"]["name"] == "main.total"
+    step = await dbg.ok("step_out")
+    assert step.data["stop"]["frame"]["name"] == "main.main"
+    step = await dbg.ok("step_over")
+    assert step.data["stop"]["reason"] == "step"
+    assert step.data["stop"]["frame"]["line"] > call_line
+
+    done = await dbg.ok("continue")
+    assert done.data["outcome"] == "exited"
+    assert done.data["exit_code"] == 3  # parsed from dlv's console: there is no exited event
+    output = await dbg.ok("output")
+    assert "result 10 1000" in output.text
+    assert "DAP server listening" not in output.text
+
+
+async def test_pause_panic_stdin_and_leaks(go_project: Path, open_debugger) -> None:
+    root = go_project
+    dbg = await open_debugger(root, debug_launch_wait=1.0, debug_wait=1.0)
+    result = await dbg.ok("launch", program=".", args=["busy"])
+    assert result.data["outcome"] == "running"
+    sids, _ = dbg.processes()
+    paused = await dbg.ok("pause")
+    assert paused.data["stop"]["reason"] == "pause"
+    assert paused.data["stop"]["frame"]["name"] == "main.busy"
+    await dbg.ok("terminate")
+    assert_gone(sids)
+
+    crashed = await dbg.ok("launch", program="main.go", args=["crash"])
+    assert crashed.data["stop"]["reason"] == "exception"
+    assert "nil map" in crashed.data["stop"]["text"]
+    project = crashed.data["stop"]["project_frame"]
+    assert project["path"] == "main.go"
+    assert project["line"] == line_of(root / "main.go", 'm["missing"] = 1')
+    done = await dbg.ok("continue")
+    assert done.data["exit_code"] == 2
+
+    result = await dbg.ok("launch", program=".", args=["stdin"])
+    assert result.data["outcome"] == "exited"
+    assert "read 0" in (await dbg.ok("output")).text
+
+    await dbg.ok("breakpoints", file="main.go", lines=[line_of(root / "main.go", "// call total")])
+    await dbg.ok("launch", program=".")
+    sids, _ = dbg.processes()
+    await dbg.run.aclose()
+    assert_gone(sids)

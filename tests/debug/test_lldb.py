@@ -1,0 +1,104 @@
+"""The debug tool against real lldb-vscode-16 / lldb-dap on a C program built with -g."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from .conftest import assert_gone, build_c, copy_project, line_of, require_lldb
+
+
+@pytest.fixture
+def c_project(tmp_path: Path) -> Path:
+    require_lldb()
+    root = copy_project("c", tmp_path)
+    build_c(root, "-g", "-O0")
+    return root
+
+
+async def test_breakpoint_inspect_steps_and_exit(c_project: Path, open_debugger) -> None:
+    root = c_project
+    main_c = root / "main.c"
+    call_line = line_of(main_c, "/* call total */")
+    dbg = await open_debugger(root)
+    adapters = await dbg.ok("adapters")
+    assert "lldb: usable" in adapters.text
+    assert "debugpy: not usable: marker missing" in adapters.text
+
+    await dbg.ok("breakpoints", file="main.c", lines=[call_line])
+    result = await dbg.ok("launch", program="app")
+    assert "with lldb" in result.text
+    assert result.data["breakpoints"][0]["verified"] is True
+    stop = result.data["stop"]
+    assert stop["reason"] == "breakpoint"
+    assert (stop["frame"]["path"], stop["frame"]["line"]) == ("main.c", call_line)
+
+    stack = await dbg.ok("stack")
+    assert stack.data["frames"][0]["name"] == "main"
+    frame = stack.data["frames"][0]["id"]
+    scopes = await dbg.ok("scopes", frame_id=frame)
+    locals_ref = next(s["reference"] for s in scopes.data if s["name"] == "Locals")
+    variables = await dbg.ok("variables", reference=locals_ref)
+    by_name = {v["name"]: v for v in variables.data["variables"]}
+    assert len(by_name["text"]["value"]) <= 460  # a char[1200] summary, capped
+    items = await dbg.ok("variables", reference=by_name["items"]["reference"])
+    assert len(items.data["variables"]) == 50
+    assert items.data["note"] == "truncated: 50 more"
+    assert (await dbg.ok("evaluate", expression="items[3] + items[4]")).text.startswith("7")
+
+    step = await dbg.ok("step_in")
+    assert step.data["stop"]["frame"]["name"] == "total"
+    step = await dbg.ok("step_out")
+    assert step.data["stop"]["frame"]["name"] == "main"
+    step = await dbg.ok("step_over")
+    assert step.data["stop"]["reason"] == "step"
+    assert step.data["stop"]["frame"]["line"] > call_line
+
+    done = await dbg.ok("continue")
+    assert done.data["outcome"] == "exited"
+    assert done.data["exit_code"] == 3
+    output = await dbg.ok("output")
+    assert "hello from app" in output.text and "\r" not in output.text
+
+
+async def test_pause_crash_stdin_and_leaks(c_project: Path, open_debugger) -> None:
+    root = c_project
+    dbg = await open_debugger(root, debug_launch_wait=1.0, debug_wait=1.0)
+    result = await dbg.ok("launch", program="app", args=["busy"])
+    assert result.data["outcome"] == "running"
+    sids, pid = dbg.processes()
+    paused = await dbg.ok("pause")
+    assert paused.data["stop"]["reason"] == "pause"  # lldb says "signal SIGSTOP"
+    assert paused.data["stop"]["frame"]["name"] == "busy"
+    await dbg.ok("terminate")
+    assert_gone(sids, pid)
+
+    crashed = await dbg.ok("launch", program="app", args=["crash"])
+    assert crashed.data["stop"]["reason"] == "exception"
+    assert "SIGSEGV" in crashed.data["stop"]["text"]
+    assert crashed.data["stop"]["frame"]["line"] == line_of(root / "main.c", "*p = 1")
+    await dbg.ok("terminate")
+
+    # The debuggee's stdin is /dev/null: a read sees EOF instead of blocking on the pty.
+    result = await dbg.ok("launch", program="app", args=["stdin"])
+    assert result.data["outcome"] == "exited"
+    assert "read 0" in (await dbg.ok("output")).text
+
+    await dbg.ok("breakpoints", file="main.c", lines=[line_of(root / "main.c", "/* call total */")])
+    await dbg.ok("launch", program="app")
+    sids, pid = dbg.processes()
+    await dbg.run.aclose()
+    assert_gone(sids, pid)
+
+
+async def test_no_debug_info_reports_unverified(tmp_path: Path, open_debugger) -> None:
+    require_lldb()
+    root = copy_project("c", tmp_path)
+    build_c(root, "-O2")
+    dbg = await open_debugger(root)
+    await dbg.ok("breakpoints", file="main.c", lines=[line_of(root / "main.c", "/* call total */")])
+    result = await dbg.ok("launch", program="app")
+    assert result.data["breakpoints"][0]["verified"] is False
+    assert "unverified" in result.text
+    assert result.data["outcome"] == "exited"
