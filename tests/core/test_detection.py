@@ -9,7 +9,7 @@ import pytest
 
 from livetools import detection
 from livetools.detection import Detection, detect, find_marker, health_probe, which_any
-from tests.core.proc_helpers import assert_gone
+from tests.support import assert_gone
 
 
 @pytest.fixture(autouse=True)

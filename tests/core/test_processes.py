@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import os
 import select
 import signal
@@ -16,6 +17,8 @@ from typing import Any
 
 import pytest
 
+import livetools_testkit
+from livetools import Host
 from livetools.procs import (
     ChildProcess,
     ProcessStartError,
@@ -23,7 +26,7 @@ from livetools.procs import (
     session_members,
     tracked_sessions,
 )
-from tests.core.proc_helpers import alive, assert_gone
+from tests.support import alive, assert_gone, plugin_env
 
 PY = sys.executable
 
@@ -247,3 +250,38 @@ def test_pdeathsig_kills_the_child_even_without_a_reaper() -> None:
         host.kill()
         host.wait()
         kill_session(pids["C"])
+
+
+# -- through a run -----------------------------------------------------------------------------
+
+
+async def test_nothing_survives_run_aclose(tmp_path):
+
+    host = Host(plugins=[("testkit", livetools_testkit)], entry_points=False)
+    async with host.open_run(tmp_path) as run:
+        started = await run.call("stubborn", {})
+        assert not started.is_error, started.text
+        pids = started.data["pids"]
+        assert all(alive(p) for p in pids)
+    assert_gone(pids, within=5)
+
+
+def test_nothing_survives_a_sigkilled_host(tmp_path):
+    """A `livetools session` whose tool started a child that ignores SIGTERM (with a grandchild in
+    its own process group) is SIGKILLed: within 5 s nothing it started is left."""
+    host = subprocess.Popen(
+        [sys.executable, "-m", "livetools.faces.cli", "session", "--root", str(tmp_path)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        env=plugin_env(LIVETOOLS_PLUGINS="testkit"),
+        text=True,
+    )
+    assert host.stdin and host.stdout
+    host.stdin.write(json.dumps({"tool": "stubborn", "args": {}}) + "\n")
+    host.stdin.flush()
+    reply = json.loads(host.stdout.readline())
+    pids = reply["data"]["pids"]
+    assert all(alive(p) for p in pids)
+    host.kill()
+    host.wait(5)
+    assert_gone(pids, within=5)
