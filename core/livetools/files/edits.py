@@ -9,10 +9,7 @@ ends half old and half new.
 from __future__ import annotations
 
 import contextlib
-import difflib
-import hashlib
 import os
-import tempfile
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -50,6 +47,8 @@ def _read(path: Path) -> bytes | None:
 
 
 def _digest(content: bytes | None) -> str:
+    import hashlib
+
     return "absent" if content is None else hashlib.sha256(content).hexdigest()
 
 
@@ -77,6 +76,8 @@ class StagedEdit:
 
     def diff(self, max_lines: int = 200) -> str:
         """A unified diff of the whole change, capped with the count of lines cut."""
+        import difflib
+
         lines: list[str] = []
         for change in self.changes:
             name = relpath(self.root, change.path)
@@ -144,6 +145,8 @@ class StagedEdit:
 
 
 def _temp_with(path: Path, content: bytes, original: bytes | None) -> str:
+    import tempfile
+
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, temp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".livetools", dir=path.parent)
     with os.fdopen(fd, "wb") as handle:
