@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import hashlib
 import zipfile
@@ -35,6 +36,15 @@ class ReadArgs(BaseModel):
     path: str
 
 
+class StallArgs(BaseModel):
+    seconds: float
+
+
+async def stall(ctx: CallContext, args: StallArgs) -> str:
+    await asyncio.sleep(args.seconds)
+    return f"slept {args.seconds}"
+
+
 async def read(ctx: CallContext, args: ReadArgs) -> Result:
     path = resolve_path(ctx.run.root, args.path)
     if not path.is_file():
@@ -43,11 +53,13 @@ async def read(ctx: CallContext, args: ReadArgs) -> Result:
 
 
 class Files:
-    """A read tool, so a cell can read a file through another tool of the run."""
+    """A read tool, so a cell can read a file through another tool of the run; a parallel-safe
+    sleeper, so a batch can show its calls overlap."""
 
     @hookimpl
     def livetools_register_tools(self, register: Any) -> None:
         register(Tool("read", Tier.READ, ReadArgs, read, "Read a file."))
+        register(Tool("stall", Tier.READ, StallArgs, stall, "Sleep, concurrently."))
 
 
 def host(*extra: tuple[str, object]) -> Host:

@@ -11,9 +11,9 @@ from livetools import CallContext, Result, Tier, Tool, ToolError
 
 DESCRIPTION = (
     "Run code in a persistent kernel: variables, imports and data survive between calls. "
-    "Shows the last expression, display(), tables and plots (as images). "
-    "In a cell, tool(name, args) calls this run's tools and tools([(name, args), ...]) runs "
-    "several at once. %pip, %cd, !cmd, %%bash, %%timeit work."
+    "Shows the last expression, display(), tables, plots. In a cell, tool(name, args) calls "
+    "this run's tools; tools([(name, args), ...]) runs several concurrently. "
+    "%pip, %cd, !cmd, %%bash, %%timeit work."
 )
 
 IDLE_TIMEOUT = 300.0  # seconds without output before a cell is interrupted

@@ -99,24 +99,18 @@ def _livetools_setup(marker, ipython):
 
     # -- processes ---------------------------------------------------------------------------
 
-    def stream(argv, shell_cmd=False, input_text=None):
-        """Run a command with stdin closed (or fed `input_text`), printing its output as it
-        comes; an interrupt stops the command too. Returns the exit code."""
+    def stream(argv, shell_cmd=False):
+        """Run a command with stdin closed, printing its output as it comes; an interrupt stops
+        the command too. Returns the exit code."""
         proc = subprocess.Popen(
             argv,
             shell=shell_cmd,
-            stdin=subprocess.PIPE if input_text is not None else subprocess.DEVNULL,
+            stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
-            start_new_session=True,
+            process_group=0,  # an interrupt stops its whole group; still in the kernel's session
         )
         try:
-            if input_text is not None:
-                try:
-                    proc.stdin.write(input_text.encode())
-                    proc.stdin.close()
-                except BrokenPipeError:
-                    pass
             fd = proc.stdout.fileno()
             last = "\n"
             while True:
@@ -160,7 +154,7 @@ def _livetools_setup(marker, ipython):
         return (out.stdout + out.stderr).splitlines()
 
     def script(interpreter, body):
-        code = stream([interpreter], input_text=body)
+        code = stream([interpreter, "-c", body])  # stdin closed: a reader gets EOF
         if code:
             raise subprocess.CalledProcessError(code, interpreter)
 
