@@ -13,6 +13,10 @@ from tests.eval.support import cell, host, open_run
 HEAVY = ("jupyter_client", "zmq", "ipykernel", "IPython", "deno")
 
 
+def read_json(path: str) -> dict[str, object]:
+    return json.loads(Path(path).read_text())
+
+
 def test_import_and_tool_listing_load_no_kernel_machinery() -> None:
     probe = (
         "import contextlib, io, sys\n"
@@ -72,7 +76,7 @@ async def test_sandbox_launcher_wraps_the_kernel_command(tmp_path: Path) -> None
         result = await cell(run, "import os\nos.environ.get('LIVETOOLS_IN_SANDBOX')")
         assert result.text == "'yes'"
         assert seen and seen[0][0] == sys.executable
-        conn = json.loads(Path(seen[0][-1]).read_text())
+        conn = read_json(seen[0][-1])
         assert conn["transport"] == "tcp"  # a sandbox need not share our socket directory
 
 
