@@ -12,7 +12,7 @@ FORMATS = ("json", "mcp", "openai", "anthropic")
 TIER_META_KEY = "livetools/tier"
 
 
-def annotations(tier: Tier) -> dict[str, bool]:
+def tier_annotations(tier: Tier) -> dict[str, bool]:
     """MCP hints from the tier. Clients gate plan modes on readOnlyHint, so read tools must say
     so or every lookup prompts (or is denied)."""
     if tier is Tier.READ:
@@ -34,7 +34,7 @@ def export_one(tool: Tool, format: str) -> dict[str, Any]:
             "name": tool.name,
             "description": tool.description,
             "inputSchema": params,
-            "annotations": annotations(tool.tier),
+            "annotations": tier_annotations(tool.tier),
             "_meta": {TIER_META_KEY: tool.tier.value},
         }
     if format == "openai":

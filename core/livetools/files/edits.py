@@ -119,6 +119,7 @@ class StagedEdit:
             )
         temps: dict[Path, str] = {}
         done: list[FileChange] = []
+        change = self.changes[0] if self.changes else None
         try:
             for change in self.changes:
                 if change.new is not None:
@@ -134,8 +135,9 @@ class StagedEdit:
         except OSError as exc:
             for change in reversed(done):
                 _restore(change)
+            failed = relpath(self.root, change.path) if change else "?"
             raise EditConflict(
-                f"writing {relpath(self.root, change.path)} failed ({exc}); every file was put "
+                f"writing {failed} failed ({exc}); every file was put "
                 "back as it was, nothing changed"
             ) from exc
         finally:
