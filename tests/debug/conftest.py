@@ -95,8 +95,9 @@ async def open_debugger(tmp_path: Path) -> AsyncIterator[Any]:
     """`dbg = await open_debugger(root, **options)`; every run is closed at the end."""
     runs: list[Run] = []
 
-    async def opener(root: Path, **options: Any) -> Debugger:
-        run = await Host().open_run(root, conversation_id="test", options=options)
+    async def opener(root: Path, plugins: tuple[Any, ...] = (), **options: Any) -> Debugger:
+        host = Host(plugins=plugins)
+        run = await host.open_run(root, conversation_id="test", options=options)
         runs.append(run)
         return Debugger(run)
 

@@ -75,6 +75,7 @@ class Outcome:
 
     kind: str
     output: str = ""
+    note: str | None = None  # why the stop location could not be read
 
 
 @dataclass
@@ -83,8 +84,17 @@ class RefInfo:
 
 
 class Session:
-    def __init__(self, adapter: Adapter, root: Path, *, request: str, target: str) -> None:
+    def __init__(
+        self,
+        adapter: Adapter,
+        root: Path,
+        *,
+        request: str,
+        target: str,
+        request_timeout: float = REQUEST_TIMEOUT,
+    ) -> None:
         self.adapter = adapter
+        self.request_timeout = request_timeout
         self.root = root
         self.request = request  # "launch" or "attach"
         self.target = target  # what was launched / attached, for status
@@ -322,7 +332,7 @@ class Session:
                 "supportsRunInTerminalRequest": False,
                 "supportsStartDebuggingRequest": False,
             },
-            within=CONNECT_TIMEOUT,
+            within=min(CONNECT_TIMEOUT, self.adapter.init_timeout),
         )
 
     async def launch(
@@ -369,7 +379,7 @@ class Session:
                 await self.set_breakpoints(path, lines)
             await self._exception_breakpoints()
             if self.capabilities.get("supportsConfigurationDoneRequest", True):
-                await self.client.request("configurationDone", {}, within=REQUEST_TIMEOUT)
+                await self.client.request("configurationDone", {}, within=self.request_timeout)
             await wait_response(started, command, self.adapter.init_timeout)
             if self.state == "starting":
                 self.state = "running"
@@ -424,15 +434,14 @@ class Session:
         names = {f.get("filter") for f in declared if isinstance(f, dict)}
         filters = [f for f in self.adapter.exception_filters if f in names]
         await self.client.request(
-            "setExceptionBreakpoints", {"filters": filters}, within=REQUEST_TIMEOUT
+            "setExceptionBreakpoints", {"filters": filters}, within=self.request_timeout
         )
 
     # -- requests ------------------------------------------------------------------------------
 
-    async def call(
-        self, command: str, arguments: dict[str, Any] | None = None, within: float = REQUEST_TIMEOUT
-    ) -> dict[str, Any]:
+    async def call(self, command: str, arguments: dict[str, Any] | None = None) -> dict[str, Any]:
         """A request whose failure becomes a ToolError with the adapter's own words."""
+        within = self.request_timeout
         if self.client is None or not self.live:
             raise ToolError(self.describe_end())
         try:
@@ -550,8 +559,12 @@ class Session:
         return await self.outcome(0)
 
     async def outcome(self, mark: int) -> Outcome:
+        note = None
         if self.state == "stopped":
-            await self.describe_stop()
+            try:
+                await self.describe_stop()
+            except ToolError as exc:
+                note = f"could not read where it stopped: {exc}"
             kind = "stopped"
         elif self.state == "running":
             kind = "running"
@@ -559,7 +572,7 @@ class Session:
             if self.exit_code is None:  # `exited` may trail `terminated` a little
                 await asyncio.sleep(0.1)
             kind = "exited" if self.state == "exited" else "ended"
-        return Outcome(kind, self.output.since(mark))
+        return Outcome(kind, self.output.since(mark), note)
 
     def _not_stopped(self, op: str) -> str:
         if self.state == "running":

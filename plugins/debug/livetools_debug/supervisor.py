@@ -23,7 +23,8 @@ DEFAULT_LAUNCH_WAIT = 30.0  # launch / attach: to the first stop
 
 
 class DebugSupervisor(Resource):
-    """Options (run.options): `debug_ttl`, `debug_wait`, `debug_launch_wait` in seconds."""
+    """Options (run.options), in seconds: `debug_ttl`, `debug_wait` (continue/step/pause),
+    `debug_launch_wait` (launch to the first stop), `debug_request_timeout` (one DAP request)."""
 
     key = "debug"
 
@@ -34,6 +35,7 @@ class DebugSupervisor(Resource):
         self.ttl = float(run.options.get("debug_ttl", DEFAULT_TTL))
         self.wait = float(run.options.get("debug_wait", DEFAULT_WAIT))
         self.launch_wait = float(run.options.get("debug_launch_wait", DEFAULT_LAUNCH_WAIT))
+        self.request_timeout = float(run.options.get("debug_request_timeout", 10.0))
         self.attach_wait = min(self.wait, 3.0)  # an attached server usually just runs on
         self.breakpoints: dict[Path, list[int]] = {}
         self.session: Session | None = None
@@ -105,7 +107,13 @@ class DebugSupervisor(Resource):
         found = await self.choose(program, adapter)
         assert found.detection.binary is not None
         cwd = found.detection.root or self.root
-        session = Session(found.adapter, self.root, request="launch", target=self._rel(program))
+        session = Session(
+            found.adapter,
+            self.root,
+            request="launch",
+            target=self._rel(program),
+            request_timeout=self.request_timeout,
+        )
         await self._replace(session)
         info = LaunchInfo(program=program, args=args, cwd=cwd, root=self.root)
         self._arm_ttl(session)
@@ -116,7 +124,10 @@ class DebugSupervisor(Resource):
         self._refuse_second()
         chosen = await self._attach_adapter(adapter)
         a = chosen.adapter
-        session = Session(a, self.root, request="attach", target=f"port {port}")
+        timeout = self.request_timeout
+        session = Session(
+            a, self.root, request="attach", target=f"port {port}", request_timeout=timeout
+        )
         await self._replace(session)
         cwd = chosen.detection.root or self.root
         info = AttachInfo(host="127.0.0.1", port=port, cwd=cwd, root=self.root)

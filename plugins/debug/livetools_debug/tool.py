@@ -201,6 +201,8 @@ def outcome_result(
         lines.append(f"exited with code {code}; the session is over")
     else:
         lines.append(session.describe_end())
+    if outcome.note:
+        lines.append(outcome.note)
     if outcome.output:
         lines.append("output:")
         shown = outcome.output.rstrip("\n")
