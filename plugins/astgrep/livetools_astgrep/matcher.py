@@ -1,8 +1,9 @@
 """Match a pattern skeleton against tree-sitter nodes.
 
 Rules (the contract in docs/ast-grep.md):
-- comments and other extras are trivia on both sides; unnamed code tokens the pattern does not
-  name may be skipped (a trailing comma, `async`), named code nodes never are;
+- comments and other extras are trivia on both sides; an unnamed code token may be skipped where
+  the pattern expects a token (a trailing comma before `)`, `async` before `function`), as in
+  ast-grep's smart mode; named code nodes are never skipped;
 - every named child of a code node must be matched: no trailing-children prefix matching
   (`if $C: return $V` does not match an `if` that has an `else`);
 - `$$$` is lazy and backtracks (`f($$$A, x)` matches `f(x, y, x)`);
@@ -203,9 +204,9 @@ class Matcher:
                 end = self._seq(ps, pi + 1, cs, ci, env, trail, anchored)
                 if end >= 0:
                     return end
-            if c.is_named:
-                return -1
-            ci += 1  # an unnamed code token the pattern does not name
+            if c.is_named or meta is not None or p.children:
+                return -1  # only a pattern token lets an unnamed code token be skipped
+            ci += 1  # an unnamed code token the pattern does not name (`async`, a comma)
 
 
 def _last_consumed(cs: list[Any], start: int, end: int) -> Any:

@@ -84,18 +84,19 @@ def _place(context: str, fragment: str) -> tuple[str, int, int]:
     return before + body + after, start, start + len(body.encode())
 
 
-def _first_problem(node: Any) -> Any | None:
-    """The first ERROR or MISSING node under `node` (pre-order), or None."""
-    cursor = node.walk()
-    while True:
-        current = cursor.node
+def _problems(node: Any) -> list[Any]:
+    """Every ERROR and MISSING node under `node`, in document order."""
+    out = []
+    stack = [node]
+    while stack:
+        current = stack.pop()
         if current.is_error or current.is_missing:
-            return current
-        if current.has_error and cursor.goto_first_child():
-            continue
-        while not cursor.goto_next_sibling():
-            if not cursor.goto_parent():
-                return None
+            out.append(current)
+            if current.is_missing:
+                continue
+        if current.has_error:
+            stack.extend(reversed(current.children))
+    return out
 
 
 def _line_of(source: bytes, offset: int) -> str:
@@ -116,6 +117,11 @@ def _locate(root: Any, start: int, end: int) -> list[Any] | str:
     inside = [c for c in kids if c.start_byte >= start and c.end_byte <= end]
     cut = [c for c in kids if c.start_byte < end and c.end_byte > start and c not in inside]
     if inside and not cut and inside[0].start_byte == start and inside[-1].end_byte == end:
+        # A separator the container holds (`;` after a class field) is not part of the shape.
+        while len(inside) > 1 and not inside[-1].is_named:
+            inside.pop()
+        while len(inside) > 1 and not inside[0].is_named:
+            inside.pop(0)
         return inside
     return f"the pattern is part of a larger {node.type} here"
 
@@ -144,11 +150,11 @@ class Compiler:
             tree = parser.parse(data)
             root = tree.root_node
             label = context_label(context)
-            if root.has_error:
-                bad = _first_problem(root)
-                where = _line_of(data, bad.start_byte) if bad is not None else ""
-                what = "missing " + bad.type if bad is not None and bad.is_missing else "error"
-                where = where.replace(self.grammar.metavar_char, "$")
+            fatal = [p for p in _problems(root) if not self._after_metavar(p)]
+            if fatal:
+                bad = fatal[0]
+                where = _line_of(data, bad.start_byte).replace(self.grammar.metavar_char, "$")
+                what = "missing " + bad.type if bad.is_missing else "error"
                 tried.append(f"{label}: {what} at {where!r}")
                 continue
             located = _locate(root, start, end)
@@ -169,6 +175,18 @@ class Compiler:
             "expression, a member or a declaration), with $NAME for one node and $$$NAME for "
             "zero or more"
         )
+
+    def _after_metavar(self, problem: Any) -> bool:
+        """A MISSING terminator right after a metavariable is tolerated: `$$$BODY` stands for
+        whole statements, which carry their own `;` (C, Java, Dart blocks)."""
+        if not problem.is_missing:
+            return False
+        prev = problem.prev_sibling
+        while prev is not None and prev.is_extra:
+            prev = prev.prev_sibling
+        if prev is None:
+            return False
+        return metavars.parse(prev.text.decode("utf-8", "replace"), self.detect) is not None
 
     def _build(self, node: Any) -> PNode:
         text = node.text.decode("utf-8", "replace")

@@ -66,6 +66,7 @@ class Scope:
     walked: Walked | None = None
     explicit: Grammar | None = None
     unparsed: dict[str, str] = field(default_factory=dict)
+    set_aside: dict[str, int] = field(default_factory=dict)  # untuned grammars not searched
     patterns: dict[str, Pattern] = field(default_factory=dict)
 
 
@@ -119,6 +120,11 @@ async def _compile(res: AstGrepResource, scope: Scope, source: str) -> None:
         except Exception as exc:  # a third-party grammar that fails to load
             scope.unparsed[grammar_id] = f"{type(exc).__name__}: {exc}"
             del scope.groups[grammar_id]
+    if scope.explicit is None and len(scope.groups) > 1:
+        tuned = [gid for gid in scope.groups if res.table.by_id[gid].tuned]
+        if tuned:  # a pattern that parses as Python is meant for Python, not for bash
+            for gid in [g for g in scope.groups if g not in tuned]:
+                scope.set_aside[gid] = len(scope.groups.pop(gid))
     if scope.groups or not scope.unparsed:
         return
     if len(scope.unparsed) == 1:
@@ -148,6 +154,9 @@ def _skip_notes(scope: Scope, binary: list[str], unreadable: list[str]) -> list[
         notes.append("skipped: " + ", ".join(parts))
     for gid, msg in scope.unparsed.items():
         notes.append(f"not searched as {gid}: {msg}")
+    if scope.set_aside:
+        listed = ", ".join(f"{gid} ({_count(n, 'file')})" for gid, n in scope.set_aside.items())
+        notes.append(f"also present, not searched: {listed}; pass language to search them")
     return notes
 
 
@@ -297,6 +306,7 @@ def _search_result(scope: Scope, parts: list[Searched], limit: int) -> Result:
         "skipped": _skipped_data(scope, binary, unreadable),
         "not_utf8": not_utf8,
         "unparsed": scope.unparsed,
+        "not_searched_languages": scope.set_aside,
     }
     return Result(text=cap_text(text, TEXT_LIMIT), data=data)
 
