@@ -38,9 +38,19 @@ class Grammar:
     aliases: tuple[str, ...] = ()
     chain_kinds: frozenset[str] = field(default_factory=frozenset)
     tuned: bool = False
+    # (regex, context): a fragment matching the regex tries that context first. For shapes a
+    # lenient grammar accepts in the wrong place (Java parses `private int x;` in a method body).
+    preferred: tuple[tuple[str, str], ...] = ()
+
+    def ladder(self, fragment: str) -> tuple[str, ...]:
+        import re
+
+        first = tuple(ctx for rx, ctx in self.preferred if re.match(rx, fragment))
+        return first + tuple(c for c in self.contexts if c not in first)
 
     def __post_init__(self) -> None:
-        if not self.contexts or any(c.count(HOLE) != 1 for c in self.contexts):
+        every = (*self.contexts, *(ctx for _, ctx in self.preferred))
+        if not self.contexts or any(c.count(HOLE) != 1 for c in every):
             raise ValueError(f"grammar {self.id}: every context needs exactly one {HOLE!r}")
         if len(self.metavar_char) != 1:
             raise ValueError(f"grammar {self.id}: metavar_char must be one character")
@@ -63,6 +73,9 @@ C_MV = "\U00010000"  # ast-grep's choice for C/C++ (µ is not an identifier char
 
 # Tuned ladders. Brace languages try a function body first: at top level Go parses
 # `fmt.Println(x)` as a type conversion and C parses `free(p);` as a declaration, silently.
+_JAVA_MEMBER = r"(public|private|protected|static|abstract|@\w)\b"
+# `void f() {`, `Future<int> f(x) async {`: a declaration, not a local function.
+_DART_DECL = r"[\w$][\w$<>?,\s]*\s+[\w$]+\s*\([^)]*\)\s*(async\s*)?(\{|=>)"
 _C_LIKE_BODY = ("void _(void) {\n{}\n}", "void _(void) {\n{};\n}")
 _TUNED: dict[str, dict[str, Any]] = {
     "python": {
@@ -151,12 +164,13 @@ _TUNED: dict[str, dict[str, Any]] = {
         "ext": (".java",),
         "mv": "$",
         "ctx": (
-            "class _ {\nvoid _() {\n{}\n}\n}",
-            "class _ {\nvoid _() {\n{};\n}\n}",
-            "class _ {\n{}\n}",
+            "class C_ {\nvoid m_() {\n{}\n}\n}",
+            "class C_ {\nvoid m_() {\n{};\n}\n}",
+            "class C_ {\n{}\n}",
             HOLE,
-            "class _ {\nvoid _() {\nswitch (_) {\n{}\n}\n}\n}",
+            "class C_ {\nvoid m_() {\nswitch (x_) {\n{}\n}\n}\n}",
         ),
+        "prefer": ((_JAVA_MEMBER, "class C_ {\n{}\n}"),),
     },
     "dart": {
         "ext": (".dart",),
@@ -169,6 +183,7 @@ _TUNED: dict[str, dict[str, Any]] = {
             "var _ = {};",
         ),
         "chain": frozenset({"selector"}),
+        "prefer": ((_DART_DECL, HOLE), (_DART_DECL, "class _ {\n{}\n}")),
     },
 }
 
@@ -321,6 +336,7 @@ def builtin_grammars() -> list[Grammar]:
                 aliases=spec.get("aliases", ()),
                 chain_kinds=spec.get("chain", frozenset()),
                 tuned=True,
+                preferred=spec.get("prefer", ()),
             )
         )
     for name in pack_names():

@@ -111,7 +111,7 @@ def _locate(root: Any, start: int, end: int) -> list[Any] | str:
     node = root.descendant_for_byte_range(start, end)
     if node is None:
         return "fragment not found"
-    if node.start_byte == start and node.end_byte == end:
+    if node.start_byte == start and node.end_byte == end and node.parent is not None:
         return [node]
     kids = [c for c in node.children if not c.is_extra and c.end_byte > c.start_byte]
     inside = [c for c in kids if c.start_byte >= start and c.end_byte <= end]
@@ -144,7 +144,7 @@ class Compiler:
         pre = metavars.preprocess(fragment, self.grammar.metavar_char)
         tried: list[str] = []
         parser = self.loaded.parser()
-        for context in self.grammar.contexts:
+        for context in self.grammar.ladder(fragment):
             source, start, end = _place(context, pre)
             data = source.encode()
             tree = parser.parse(data)
@@ -176,9 +176,15 @@ class Compiler:
             "zero or more"
         )
 
+    def _is_metavar(self, node: Any) -> bool:
+        return metavars.parse(node.text.decode("utf-8", "replace"), self.detect) is not None
+
     def _after_metavar(self, problem: Any) -> bool:
-        """A MISSING terminator right after a metavariable is tolerated: `$$$BODY` stands for
-        whole statements, which carry their own `;` (C, Java, Dart blocks)."""
+        """Problems a metavariable explains are tolerated: an ERROR that is only a metavariable
+        (`$$$` where the grammar wants match arms or members), and a MISSING terminator right
+        after one (`$$$BODY` stands for whole statements, which carry their own `;`)."""
+        if problem.is_error:
+            return self._is_metavar(problem)
         if not problem.is_missing:
             return False
         prev = problem.prev_sibling
@@ -186,7 +192,7 @@ class Compiler:
             prev = prev.prev_sibling
         if prev is None:
             return False
-        return metavars.parse(prev.text.decode("utf-8", "replace"), self.detect) is not None
+        return self._is_metavar(prev)
 
     def _build(self, node: Any) -> PNode:
         text = node.text.decode("utf-8", "replace")
@@ -194,7 +200,10 @@ class Compiler:
         if meta is not None:
             return PNode(node.kind_id, node.type, node.is_named, None, (), meta)
         kids = tuple(
-            self._build(c) for c in node.children if not c.is_extra and c.end_byte > c.start_byte
+            self._build(c)
+            for c in node.children
+            if c.end_byte > c.start_byte
+            and (not c.is_extra or (c.is_error and self._is_metavar(c)))
         )
         leaf = node.text if not kids else None
         return PNode(node.kind_id, node.type, node.is_named, leaf, kids)
