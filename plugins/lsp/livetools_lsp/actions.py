@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import time
 from pathlib import Path
 from typing import Any, Literal
 
@@ -128,6 +127,7 @@ async def _position(
 async def _until_ready(server: LanguageServer, method: str, params: Any, what: str) -> Any:
     """An empty answer from a server that is still starting or indexing means "not ready", not
     "nothing": retry it until the server settles, within a bound."""
+    await server.loaded()
     loop = asyncio.get_running_loop()
     deadline = loop.time() + READY_WAIT
     while True:
@@ -183,10 +183,9 @@ async def diagnostics(sup: Supervisor, path: Path) -> Result:
     rel = relpath(sup.root, path)
     server = await sup.server_for(path)
     first = path_uri(path) not in server.documents
-    since = time.monotonic()
     doc, _ = await server.sync(path)
     bound = server.spec.first_diagnostics if first else max(WARM_DIAGNOSTICS, 5.0)
-    raw = await server.diagnostics(doc, since, bound)
+    raw = await server.diagnostics(doc, bound)
     if raw is None:
         busy = server.busy()
         return Result(
@@ -273,6 +272,9 @@ async def workspace_search(sup: Supervisor, args: LspArgs) -> Result:
         )
     if not rows:
         return Result(f'no symbols matching "{query}"', {"symbols": []})
+    # Servers match fuzzily and include libraries: the project's own, literal matches first.
+    needle = query.lower()
+    rows.sort(key=lambda r: (r[1]["path"].startswith("/"), needle not in r[1]["name"].lower()))
     kept, cut = cap_items(rows, WORKSPACE_SYMBOLS_CAP)
     text = [f'{len(rows)} symbols matching "{query}":', *(r[0] for r in kept)]
     if cut:
@@ -296,7 +298,7 @@ async def code_actions(sup: Supervisor, path: Path, args: LspArgs) -> Result:
     }
     on_line = []
     try:
-        raw = await server.diagnostics(doc, 0.0, WARM_DIAGNOSTICS)
+        raw = await server.diagnostics(doc, WARM_DIAGNOSTICS)
     except ServerGone:
         raise
     except ToolError:

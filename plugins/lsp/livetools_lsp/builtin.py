@@ -73,8 +73,12 @@ BUILTIN: tuple[ServerSpec, ...] = (
         command=("typescript-language-server", "--stdio"),
         extensions=TS_EXT,
         markers=TS_MARKERS,
+        # Rename the declaration, not a local alias ("import { A as B }") at the use site.
+        init_options={"preferences": {"providePrefixAndSuffixTextForRename": False}},
         checker=("tsc", "--noEmit", "--pretty", "false"),
         warmup=12.0,
+        await_progress=True,
+        unchanged_after=1.5,
         first_diagnostics=15.0,
     ),
     ServerSpec(
@@ -92,6 +96,7 @@ BUILTIN: tuple[ServerSpec, ...] = (
         markers=("compile_commands.json", "compile_flags.txt", ".clangd"),
         checker=("clangd", "--log=error", "--check={file}"),
         rename_blockers=("pp_file_not_found",),
+        rename_requires=("compile_commands.json",),
     ),
     ServerSpec(
         id="gopls",

@@ -80,6 +80,8 @@ async def run_checkers(sup: Supervisor) -> Result:
         argvs: list[list[str]] = []
         if any("{file}" in part for part in spec.checker):
             files = _files(root, spec)
+            if not files:
+                continue
             note = f" (first {PER_FILE_LIMIT} files)" if len(files) > PER_FILE_LIMIT else ""
             for path in files[:PER_FILE_LIMIT]:
                 rel = path.relative_to(root).as_posix()

@@ -63,12 +63,14 @@ class Endpoint:
         on_request: RequestHandler,
         on_notification: NotificationHandler,
         on_lost: Callable[[str], None] | None = None,
+        trace: Callable[[str, dict[str, Any]], None] | None = None,
     ) -> None:
         self._reader = reader
         self._writer = writer
         self._on_request = on_request
         self._on_notification = on_notification
         self._on_lost = on_lost
+        self._trace = trace
         self._ids = itertools.count(1)
         self._pending: dict[int, tuple[str, asyncio.Future[Any]]] = {}
         self._tasks: set[asyncio.Task[Any]] = set()
@@ -112,6 +114,8 @@ class Endpoint:
         await self._send(message)
 
     async def _send(self, message: dict[str, Any]) -> None:
+        if self._trace is not None:
+            self._trace("->", message)
         try:
             await self._writer.write(message)
         except (OSError, RuntimeError) as exc:  # broken pipe, closed transport
@@ -139,6 +143,8 @@ class Endpoint:
             self._fail(reason)
 
     def _dispatch(self, message: dict[str, Any]) -> None:
+        if self._trace is not None:
+            self._trace("<-", message)
         method = message.get("method")
         if isinstance(method, str):
             params = message.get("params")

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import time
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -19,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 from livetools import ToolError, cap_items, relpath
 
 from .ledger import Item, significant
-from .server import LanguageServer, path_uri
+from .server import Document, LanguageServer, path_uri
 from .supervisor import KEY, Supervisor
 
 if TYPE_CHECKING:
@@ -52,13 +51,25 @@ def _read(path: Path) -> str | None:
 async def _observe(sup: Supervisor, paths: list[Path], notes: list[str]) -> AsyncIterator[None]:
     before = {path: _read(path) for path in paths}
     yield
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + TOTAL_WAIT
-    results = await asyncio.gather(
-        *(_one(sup, path, before[path], deadline) for path in paths), return_exceptions=True
+    deadline = asyncio.get_running_loop().time() + TOTAL_WAIT
+    # Baselines first, then every new text, then the waits: a file's diagnostics must not be
+    # computed against the old version of another file of the same write (a rename).
+    steps = [_File(sup, path, before[path], deadline) for path in paths]
+    outcomes: list[Any] = await asyncio.gather(
+        *(s.prepare() for s in steps), return_exceptions=True
     )
+    for index, step in enumerate(steps):
+        if outcomes[index] is True:
+            try:
+                await step.send()
+            except Exception as exc:
+                outcomes[index] = exc
+    waits = [
+        s.collect() if outcomes[i] is True else _done(outcomes[i]) for i, s in enumerate(steps)
+    ]
+    outcomes = await asyncio.gather(*waits, return_exceptions=True)
     found: list[tuple[Path, str, list[Item]]] = []
-    for path, outcome in zip(paths, results, strict=True):
+    for path, outcome in zip(paths, outcomes, strict=True):
         rel = relpath(sup.root, path)
         if isinstance(outcome, ToolError):
             if "no usable language server" not in str(outcome):
@@ -67,49 +78,79 @@ async def _observe(sup: Supervisor, paths: list[Path], notes: list[str]) -> Asyn
             notes.append(f"diagnostics unavailable for {rel}: {type(outcome).__name__}: {outcome}")
         elif isinstance(outcome, str):
             notes.append(outcome)
-        elif outcome is not None and outcome[1]:
+        elif isinstance(outcome, tuple) and outcome[1]:
             found.append((path, outcome[0], outcome[1]))
     if found:
         notes.append(render(sup, found))
 
 
-async def _one(
-    sup: Supervisor, path: Path, old: str | None, deadline: float
-) -> tuple[str, list[Item]] | str | None:
-    """(server id, new items), or a "not ready" note, or None when there is nothing to say."""
-    loop = asyncio.get_running_loop()
-    new = _read(path)
-    server = sup.running_for(path)
-    if new is None:
-        if server is not None:
-            await server.close(path)
-        sup.ledger.forget(path)
-        return None
-    if server is None:
-        server = await asyncio.wait_for(sup.server_for(path), max(deadline - loop.time(), 0.1))
-    rel = relpath(sup.root, path)
-    first = path_uri(path) not in server.documents
-    if not sup.ledger.knows(path):
-        if old is None:
-            sup.ledger.seed(path, [])
-        else:
-            since = time.monotonic()
-            doc, _ = await server.sync(path, old)
-            bound = min(server.spec.first_diagnostics if first else WARM_WAIT, _left(deadline))
-            raw = await server.diagnostics(doc, since, bound)
-            if raw is None:
-                return _not_ready(server, rel, bound)
-            sup.ledger.seed(path, significant(raw))
-            first = False
-    since = time.monotonic()
-    doc, _ = await server.sync(path, new)
-    with contextlib.suppress(ToolError):
-        await server.save(doc)
-    bound = min(server.spec.first_diagnostics if first else WARM_WAIT, _left(deadline))
-    raw = await server.diagnostics(doc, since, bound)
-    if raw is None:
-        return _not_ready(server, rel, bound)
-    return server.spec.id, sup.ledger.news(path, significant(raw))
+async def _done(outcome: Any) -> Any:
+    if isinstance(outcome, BaseException):
+        raise outcome
+    return outcome
+
+
+class _File:
+    """One written file: its server and baseline, its new text sent, its new diagnostics."""
+
+    def __init__(self, sup: Supervisor, path: Path, old: str | None, deadline: float) -> None:
+        self.sup = sup
+        self.path = path
+        self.old = old
+        self.deadline = deadline
+        self.rel = relpath(sup.root, path)
+        self.server: LanguageServer | None = None
+        self.first = False
+        self.doc: Document | None = None
+
+    async def prepare(self) -> bool | str | None:
+        """True when the file goes on to `send`; else a note or None (nothing to say)."""
+        sup, path = self.sup, self.path
+        server = sup.running_for(path)
+        if not path.exists():
+            if server is not None:
+                await server.close(path)
+            sup.ledger.forget(path)
+            return None
+        if server is None:
+            server = await asyncio.wait_for(sup.server_for(path), _left(self.deadline))
+        self.server = server
+        self.first = path_uri(path) not in server.documents
+        if not sup.ledger.knows(path):
+            if self.old is None:
+                sup.ledger.seed(path, [])
+            else:
+                doc, _ = await server.sync(path, self.old)
+                bound = self._bound()
+                raw = await server.diagnostics(doc, bound)
+                if raw is None:
+                    return _not_ready(server, self.rel, bound)
+                sup.ledger.seed(path, significant(raw))
+                self.first = False
+        return True
+
+    async def send(self) -> None:
+        assert self.server is not None
+        new = _read(self.path)
+        if new is None:
+            return
+        self.doc, _ = await self.server.sync(self.path, new)
+        with contextlib.suppress(ToolError):
+            await self.server.save(self.doc)
+
+    async def collect(self) -> tuple[str, list[Item]] | str | None:
+        if self.server is None or self.doc is None:
+            return None
+        bound = self._bound()
+        raw = await self.server.diagnostics(self.doc, bound)
+        if raw is None:
+            return _not_ready(self.server, self.rel, bound)
+        return self.server.spec.id, self.sup.ledger.news(self.path, significant(raw))
+
+    def _bound(self) -> float:
+        assert self.server is not None
+        wait = self.server.spec.first_diagnostics if self.first else WARM_WAIT
+        return min(wait, _left(self.deadline))
 
 
 def _left(deadline: float) -> float:

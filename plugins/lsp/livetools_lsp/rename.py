@@ -6,7 +6,6 @@ rename's own result carries any diagnostics it introduced."""
 from __future__ import annotations
 
 import itertools
-import time
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +28,7 @@ from .server import LanguageServer, uri_path
 from .supervisor import Supervisor
 
 DIFF_LINES = 60
+RENAME_INDEX_WAIT = 20.0
 
 
 class RenameArgs(BaseModel):
@@ -147,7 +147,7 @@ class Workspace:
 
 
 async def lsp_rename(ctx: CallContext, args: RenameArgs) -> Result:
-    from .actions import _file_path, _position
+    from .actions import _file_path, _position, _until_ready
 
     sup: Supervisor = ctx.resource
     path = _file_path(sup, args.file, "lsp_rename")
@@ -156,18 +156,18 @@ async def lsp_rename(ctx: CallContext, args: RenameArgs) -> Result:
     if not server.supports("renameProvider", "textDocument/rename"):
         raise ToolError(f"{server.spec.id} does not support rename")
     await _blockers(sup, server, path)
+    await server.idle(RENAME_INDEX_WAIT)
     params, spot = await _position(server, path, args.line, args.symbol, rel)
     provider = server.capabilities.get("renameProvider")
     if isinstance(provider, dict) and provider.get("prepareProvider"):
-        prepared = await server.request("textDocument/prepareRename", params, what="rename")
+        prepared = await _until_ready(server, "textDocument/prepareRename", params, "rename")
         if prepared is None:
             raise ToolError(
                 f'{server.spec.id} cannot rename "{args.symbol}" at {rel}:{args.line} '
                 "(not a renameable symbol there); point at the name's declaration or a use"
             )
-    edit = await server.request(
-        "textDocument/rename", {**params, "newName": args.new_name}, what="rename"
-    )
+    renamed = {**params, "newName": args.new_name}
+    edit = await _until_ready(server, "textDocument/rename", renamed, "rename")
     if not isinstance(edit, dict) or not (edit.get("changes") or edit.get("documentChanges")):
         raise ToolError(
             f'{server.spec.id} returned no edits for renaming "{args.symbol}" at {rel}:'
@@ -212,10 +212,18 @@ async def lsp_rename(ctx: CallContext, args: RenameArgs) -> Result:
 async def _blockers(sup: Supervisor, server: LanguageServer, path: Path) -> None:
     """Refuse when the server says it cannot see the whole project (clangd without its include
     paths renames 1 of 3 files): a partial rename must not be applied silently."""
+    for name in server.spec.rename_requires:
+        if not (server.root / name).exists():
+            raise ToolError(
+                f"{server.spec.id} can only rename in files it has indexed, which needs {name} "
+                f"in {relpath(sup.root, server.root)}; without it the rename would miss files "
+                "that are not open, so nothing was changed. Generate it (e.g. cmake "
+                "-DCMAKE_EXPORT_COMPILE_COMMANDS=ON, or bear -- make) or edit the uses directly."
+            )
     if not server.spec.rename_blockers:
         return
     doc, _ = await server.sync(path)
-    raw = await server.diagnostics(doc, time.monotonic() - 60, server.spec.first_diagnostics)
+    raw = await server.diagnostics(doc, server.spec.first_diagnostics)
     for item in significant(raw or []):
         if item.code in server.spec.rename_blockers:
             raise ToolError(

@@ -51,6 +51,7 @@ class Document:
     version: int
     text: str
     language_id: str
+    sent_at: float = field(default_factory=time.monotonic)  # when this version was sent
 
 
 @dataclass
@@ -77,6 +78,31 @@ def uri_path(uri: str) -> Path | None:
 
     parsed = urlparse(uri)
     return Path(unquote(parsed.path))
+
+
+def _tracer(name: str) -> Any:
+    """LIVETOOLS_LSP_TRACE=FILE appends one line per message (time, direction, method or id,
+    version): how a server's ordering problem is found without a debugger."""
+    target = os.environ.get("LIVETOOLS_LSP_TRACE")
+    if not target:
+        return None
+    start = time.monotonic()
+
+    def trace(direction: str, message: dict[str, Any]) -> None:
+        params = message.get("params")
+        doc = params.get("textDocument") if isinstance(params, dict) else None
+        version = params.get("version") if isinstance(params, dict) else None
+        if isinstance(doc, dict):
+            version = doc.get("version", version)
+        uri = (doc or {}).get("uri") if isinstance(doc, dict) else None
+        if isinstance(params, dict) and uri is None:
+            uri = params.get("uri")
+        what = message.get("method") or f"reply {message.get('id')}"
+        line = f"{time.monotonic() - start:8.3f} {name} {direction} {what} {uri or ''} {version}"
+        with open(target, "a", encoding="utf-8") as out:
+            out.write(line.rstrip() + "\n")
+
+    return trace
 
 
 def read_text(path: Path) -> str:
@@ -202,6 +228,7 @@ class LanguageServer:
             on_request=self._on_request,
             on_notification=self._on_notification,
             on_lost=self._on_lost,
+            trace=_tracer(self.spec.id),
         )
         self.endpoint.start()
         root_uri = path_uri(self.root)
@@ -413,6 +440,28 @@ class LanguageServer:
     def pulls(self) -> bool:
         return self.supports("diagnosticProvider", "textDocument/diagnostic")
 
+    async def loaded(self) -> None:
+        """For servers that answer wrongly while loading their project: wait for the first
+        progress end, at most until the warm-up window closes."""
+        if not self.spec.await_progress:
+            return
+        while self.readiness.last_end == 0 and self.alive:
+            remaining = self.spec.warmup - self.uptime()
+            if remaining <= 0:
+                return
+            await self.wait_change(min(remaining, 0.25))
+
+    async def idle(self, bound: float) -> None:
+        """Wait until no `$/progress` is running (a rename must see the finished index); a
+        fresh server gets a moment to announce its indexing first."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + bound
+        while (remaining := deadline - loop.time()) > 0 and self.alive:
+            fresh = self.uptime() < 1.0 and self.readiness.last_end == 0
+            if not self.readiness.active and not fresh:
+                return
+            await self.wait_change(min(remaining, 0.1))
+
     def busy(self) -> str | None:
         """Why an empty answer may only mean "not ready yet", or None."""
         if self.readiness.active:
@@ -457,6 +506,7 @@ class LanguageServer:
             return doc, False
         doc.version += 1
         doc.text = text
+        doc.sent_at = time.monotonic()
         if self._sync_kind() == 0:
             return doc, True
         await self.notify(
@@ -484,11 +534,9 @@ class LanguageServer:
 
     # -- diagnostics -------------------------------------------------------------------------
 
-    async def diagnostics(
-        self, doc: Document, since: float, wait: float
-    ) -> list[dict[str, Any]] | None:
+    async def diagnostics(self, doc: Document, wait: float) -> list[dict[str, Any]] | None:
         """Diagnostics of `doc` at its current version: pulled when the server can, else the
-        first publish for this version (version-less servers: the first one after `since`).
+        first publish for this version (version-less servers: the first one after it was sent).
         None when nothing arrived within `timeout`."""
         loop = asyncio.get_running_loop()
         deadline = loop.time() + wait
@@ -504,12 +552,20 @@ class LanguageServer:
             entry = self.published.get(doc.uri)
             if entry is not None and (
                 (entry.version is not None and entry.version >= doc.version)
-                or (entry.version is None and entry.at >= since)
+                or (entry.version is None and entry.at >= doc.sent_at)
             ):
                 if entry.version is None:
                     await self._settle(doc.uri, entry, deadline)
                     return self.published[doc.uri].items
                 return entry.items
+            quiet = self.spec.unchanged_after
+            if (
+                entry is not None
+                and entry.version is None
+                and quiet is not None
+                and time.monotonic() - doc.sent_at >= quiet
+            ):
+                return entry.items  # no publish since the change: nothing changed
             if not self.alive:
                 reason = self.endpoint.lost if self.endpoint else None
                 raise ServerGone(await self.crash_report("diagnostics", reason or "exited"))
