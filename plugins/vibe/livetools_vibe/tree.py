@@ -1,0 +1,94 @@
+"""A worker's process tree, by parent links in /proc.
+
+Killing the worker's session takes everything that stayed in it, but agent CLIs start their shell
+tools detached (node's `detached: true` is setsid), so those leave the session. While a worker runs,
+its descendants are sampled by parent link; at the end every sampled process still alive (checked
+by start time, so a reused pid is never touched) is killed with its own descendants and session.
+A process that leaves the tree between two samples (double fork, parent already gone) is missed:
+the sampling interval bounds that window.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import time
+
+from livetools.procs import kill_session
+
+_PROC = "/proc"
+Ident = tuple[int, int]  # (pid, start time in clock ticks): a pid alone may be reused
+Table = dict[int, tuple[int, int, int]]  # pid -> (ppid, session id, start time)
+
+
+def _stat(pid: int | str) -> list[bytes] | None:
+    try:
+        with open(f"{_PROC}/{pid}/stat", "rb") as f:
+            data = f.read()
+    except OSError:
+        return None
+    return data[data.rfind(b")") + 1 :].split()
+
+
+def _table() -> Table:
+    """pid -> (ppid, session id, start time) of every live (non-zombie) process."""
+    table: Table = {}
+    try:
+        entries = os.listdir(_PROC)
+    except OSError:
+        return table
+    for entry in entries:
+        if not entry.isdigit():
+            continue
+        fields = _stat(entry)
+        if not fields or len(fields) < 20 or fields[0] in (b"Z", b"X"):
+            continue
+        table[int(entry)] = (int(fields[1]), int(fields[3]), int(fields[19]))
+    return table
+
+
+def descendants(roots: set[int], table: Table | None = None) -> set[Ident]:
+    """Every live process below `roots` (not the roots themselves)."""
+    table = _table() if table is None else table
+    children: dict[int, list[int]] = {}
+    for pid, (ppid, _sid, _start) in table.items():
+        children.setdefault(ppid, []).append(pid)
+    found: set[Ident] = set()
+    stack = list(roots)
+    while stack:
+        for child in children.get(stack.pop(), ()):
+            ident = (child, table[child][2])
+            if ident not in found:
+                found.add(ident)
+                stack.append(child)
+    return found
+
+
+def alive(ident: Ident) -> bool:
+    fields = _stat(ident[0])
+    return bool(fields) and fields[0] not in (b"Z", b"X") and int(fields[19]) == ident[1]
+
+
+def kill_tree(known: set[Ident], timeout: float = 1.0) -> int:
+    """SIGKILL every still-alive process of `known`, their descendants and the sessions they
+    lead; repeated until none is left or `timeout` passes. Returns how many were signalled."""
+    deadline = time.monotonic() + timeout
+    count = 0
+    while True:
+        table = _table()
+        targets = {i for i in known if i[0] in table and table[i[0]][2] == i[1]}
+        targets |= descendants({pid for pid, _ in targets}, table)
+        if not targets:
+            return count
+        for pid, _start in targets:
+            if table.get(pid, (0, 0, 0))[1] == pid and pid != os.getsid(0):
+                kill_session(pid, timeout=0.1)  # it leads a session: take all of it
+            try:
+                os.kill(pid, signal.SIGKILL)
+                count += 1
+            except (ProcessLookupError, PermissionError):
+                pass
+        known = known | targets
+        if time.monotonic() >= deadline:
+            return count
+        time.sleep(0.01)
