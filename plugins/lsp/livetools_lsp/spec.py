@@ -18,13 +18,14 @@ class ServerSpec:
     `workspace/configuration` by section; `checker` is the project checker `lsp diagnostics
     file="*"` runs in the root (`{file}` = run once per matching file, at most 20).
     `rename_blockers` are diagnostic codes meaning the server cannot see the whole project, so a
-    rename now would be partial; `rename_requires` are files its root must hold for a rename
-    to reach files that are not open (clangd indexes only what compile_commands.json lists).
+    rename now would be partial; `rename_requires` are files its root must hold for a rename to
+    reach files that are not open (clangd indexes only what compile_commands.json lists).
     `warmup` is how long after start an empty answer may only mean "still indexing";
-    `await_progress`: the server reports loading its project as `$/progress` and answers wrongly (not just emptily) before that ends, so position requests wait for the
-    first progress end (at most `warmup` after start). `unchanged_after`: the server publishes
-    diagnostics only when they change (typescript-language-server), so this much silence after a
-    change means "same as before"."""
+    `await_progress`: the server reports loading its project as `$/progress` and answers wrongly
+    (not just emptily) before that ends, so position requests wait for the first progress end (at
+    most `warmup` after start). `unchanged_after`: the server publishes diagnostics only when they
+    change (typescript-language-server), so this much silence after a change means "same as
+    before"."""
 
     id: str
     command: tuple[str, ...]
