@@ -73,6 +73,7 @@ C_MV = "\U00010000"  # ast-grep's choice for C/C++ (µ is not an identifier char
 
 # Tuned ladders. Brace languages try a function body first: at top level Go parses
 # `fmt.Println(x)` as a type conversion and C parses `free(p);` as a declaration, silently.
+_TS_MEMBER = r"(public|private|protected|readonly|static|abstract|declare|override)\b|#"
 _JAVA_MEMBER = r"(public|private|protected|static|abstract|@\w)\b"
 # `void f() {`, `Future<int> f(x) async {`: a declaration, not a local function.
 _DART_DECL = r"[\w$][\w$<>?,\s]*\s+[\w$]+\s*\([^)]*\)\s*(async\s*)?(\{|=>)"
@@ -94,6 +95,7 @@ _TUNED: dict[str, dict[str, Any]] = {
         "ext": (".js", ".mjs", ".cjs", ".jsx"),
         "mv": "$",
         "ctx": (HOLE, "class _ {\n{}\n}", "({\n{}\n})", "switch (_) {\n{}\n}"),
+        "prefer": ((r"(static\b|#)", "class _ {\n{}\n}"),),
         "aliases": ("js", "jsx"),
     },
     "typescript": {
@@ -106,12 +108,14 @@ _TUNED: dict[str, dict[str, Any]] = {
             "({\n{}\n})",
             "switch (_) {\n{}\n}",
         ),
+        "prefer": ((_TS_MEMBER, "class _ {\n{}\n}"),),
         "aliases": ("ts",),
     },
     "tsx": {
         "ext": (".tsx",),
         "mv": "$",
         "ctx": (HOLE, "class _ {\n{}\n}", "interface _ {\n{}\n}", "({\n{}\n})"),
+        "prefer": ((_TS_MEMBER, "class _ {\n{}\n}"),),
     },
     "go": {
         "ext": (".go",),
@@ -125,6 +129,7 @@ _TUNED: dict[str, dict[str, Any]] = {
             "func _() {\nselect {\n{}\n}\n}",
         ),
         "aliases": ("golang",),
+        "prefer": ((r"func\s*[\w(µ$]", HOLE),),
     },
     "c": {
         "ext": (".c", ".h"),

@@ -181,8 +181,22 @@ class Matcher:
                         end = self._seq(ps, pi + 1, cs, stop, env, trail, anchored)
                         if end >= 0:
                             return end
+                        after = _separators_after(ps, pi)
+                        if stop == ci and after > pi + 1:  # `f($$$A, x)` on `f(x)`
+                            end = self._seq(ps, after, cs, stop, env, trail, anchored)
+                            if end >= 0:
+                                return end
                     self._undo(env, trail, mark)
                 return -1
+            if _separator_before_multi(ps, pi):  # `g(x, $$$A)` on `g(x)`: try it empty
+                mark = len(trail)
+                multi = ps[pi + 1].meta
+                assert multi is not None
+                if self._bind(multi.name, (), env, trail, multi=True):
+                    end = self._seq(ps, pi + 2, cs, ci, env, trail, anchored)
+                    if end >= 0:
+                        return end
+                self._undo(env, trail, mark)
             optional = _trailing_comma(ps, pi)
             if ci == len(cs):
                 if optional:
@@ -226,3 +240,22 @@ def _trailing_comma(ps: tuple[PNode, ...], pi: int) -> bool:
     if p.named or p.meta is not None or p.kind != ",":
         return False
     return all(not q.named and q.meta is None and q.kind in _CLOSERS for q in ps[pi + 1 :])
+
+
+_SEPARATORS = frozenset({",", ";"})
+
+
+def _separators_after(ps: tuple[PNode, ...], pi: int) -> int:
+    """The index past the unnamed pattern tokens that follow ps[pi] (a `$$$`)."""
+    j = pi + 1
+    while j < len(ps) and ps[j].meta is None and not ps[j].named and not ps[j].children:
+        j += 1
+    return j
+
+
+def _separator_before_multi(ps: tuple[PNode, ...], pi: int) -> bool:
+    p = ps[pi]
+    if p.meta is not None or p.named or p.kind not in _SEPARATORS or pi + 1 >= len(ps):
+        return False
+    nxt = ps[pi + 1].meta
+    return nxt is not None and nxt.kind == MULTI
