@@ -35,8 +35,9 @@ class KernelSpec:
     `transport` "ipc" uses unix sockets in a private directory (only for kernels that support it);
     a sandboxed kernel always uses "tcp" on loopback. `interrupt_mode` "message" sends an
     interrupt_request instead of SIGINT. `env` entries override the host's environment; None
-    removes a variable. `settle` is how long to keep reading output after the cell reports idle
-    (kernels whose last messages can trail their idle status)."""
+    removes a variable. `settle` is how long to keep reading output after the cell reports idle,
+    for kernels whose last messages can trail their idle status; a cell whose result or error
+    has already arrived does not wait."""
 
     language: str
     name: str

@@ -260,6 +260,7 @@ class Kernel:
         interrupted = False
         eof_replies = 0
         began = False
+        final_seen = False
         settle_until: float | None = None
         deadline = time.monotonic() + idle
         finished = False
@@ -303,6 +304,7 @@ class Kernel:
                         if msg["content"].get("execution_state") == "idle":
                             idle_seen = True
                     elif kind != "execute_input":
+                        final_seen = final_seen or kind in ("execute_result", "error")
                         sink(msg)
                         if not interrupted:
                             deadline = time.monotonic() + idle
@@ -320,7 +322,9 @@ class Kernel:
                         self.reply_input(msg, EOF)  # no human at this keyboard
                         eof_replies += 1
                 if reply is not None and idle_seen and settle_until is None:
-                    if self.spec.settle <= 0:
+                    # A result or error is the cell's last word (measured on Deno: its output
+                    # never trails its result), so only a cell without one waits to settle.
+                    if self.spec.settle <= 0 or final_seen:
                         break
                     settle_until = time.monotonic() + self.spec.settle
             finished = True
