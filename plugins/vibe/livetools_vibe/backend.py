@@ -53,6 +53,7 @@ class WorkerRequest:
     run: Run
     attempt: int = 1
     sessions: list[int] = field(default_factory=list)
+    on_track: Callable[[int], None] | None = field(default=None, repr=False)
 
     @property
     def root(self) -> Path:
@@ -77,6 +78,8 @@ class WorkerRequest:
     def track(self, sid: int) -> None:
         """Register the session id of a process this attempt started: killed with the worker."""
         self.sessions.append(sid)
+        if self.on_track is not None:
+            self.on_track(sid)
 
     async def call(self, name: str, args: dict[str, Any] | None = None) -> Result:
         """Call a tool of the run as this worker (its surface, never more)."""

@@ -64,10 +64,12 @@ class Worker:
     lock: asyncio.Lock = field(default_factory=asyncio.Lock, repr=False)
 
     def full_brief(self) -> str:
-        parts = [self.brief]
+        if not self.messages:
+            return self.brief
+        parts = [self.brief.rstrip("\n")]
         for n, message in enumerate(self.messages, 1):
-            parts.append(f"--- follow-up {n} ---\n{message}")
-        return "\n\n".join(parts)
+            parts.append(f"--- follow-up {n} ---\n{message.rstrip(chr(10))}")
+        return "\n\n".join(parts) + "\n"
 
     def elapsed(self, now: float | None = None) -> float:
         """Seconds queued (while queued) or running (since the attempt started)."""
@@ -194,6 +196,7 @@ class WorkerPool(Resource):
             surface=worker.surface,
             run=self.run,
             attempt=worker.attempts + 1,
+            on_track=worker.sessions.append,
         )
 
     # -- the operations behind the tools -----------------------------------------------------
@@ -307,6 +310,13 @@ class WorkerPool(Resource):
         )
         worker.task = task
         self._active.add(task)
+        # A callback, not the task's `finally`: a task cancelled before its first step never
+        # runs its body, and its slot must still be freed.
+        task.add_done_callback(self._attempt_done)
+
+    def _attempt_done(self, task: asyncio.Task[None]) -> None:
+        self._active.discard(task)
+        self._schedule()
 
     async def _attempt(self, worker: Worker, backend: Backend, request: WorkerRequest) -> None:
         _CURRENT.set(worker.id)
@@ -337,10 +347,7 @@ class WorkerPool(Resource):
         else:
             self._finish(worker, request.attempt, SETTLED, result=text)
         finally:
-            worker.sessions.extend(s for s in request.sessions if s not in worker.sessions)
             await asyncio.shield(self._cleanup(worker, request))
-            self._active.discard(asyncio.current_task())  # type: ignore[arg-type]
-            self._schedule()
 
     async def _cleanup(self, worker: Worker, request: WorkerRequest) -> None:
         """Whatever the backend left: registered sessions, then workers this attempt spawned."""
