@@ -25,6 +25,7 @@ from livetools.wire import FramedReader, FramedWriter, open_tcp
 from .adapters import Adapter, AttachInfo, LaunchInfo
 from .dap import DapClient, DapClosed, DapError, wait_response
 from .output import OutputRing
+from .paths import inside
 
 LIVE = ("starting", "running", "stopped")
 HOST = "127.0.0.1"
@@ -515,7 +516,11 @@ class Session:
             return stop
         if stop.thread_id is None:  # dlv may stop without a threadId
             stop.thread_id = await self.first_thread()
-        frames, _ = await self.stack(stop.thread_id, 30)
+        # One frame is enough at a breakpoint or a step (the hot path); 30 when the top has no
+        # source or lies outside the project (a panic inside the runtime).
+        frames, _ = await self.stack(stop.thread_id, 1)
+        if not frames or not frames[0].path or not frames[0].line or not self._inside(frames[0]):
+            frames, _ = await self.stack(stop.thread_id, 30)
         stop.frame = next((f for f in frames if f.path and f.line), frames[0] if frames else None)
         if stop.frame is not None and not self._inside(stop.frame):
             stop.project_frame = next((f for f in frames if self._inside(f)), None)
@@ -527,7 +532,7 @@ class Session:
         return stop
 
     def _inside(self, frame: Frame) -> bool:
-        return bool(frame.path) and Path(frame.path).resolve().is_relative_to(self.root)
+        return bool(frame.path) and inside(self.root, frame.path or "")
 
     async def resume(self, op: str, command: str, thread_id: int | None, grace: float) -> Outcome:
         if self.state != "stopped":
@@ -601,6 +606,11 @@ class Session:
         if self._closing is None:
             self._closing = asyncio.get_running_loop().create_task(self._close())
         await asyncio.shield(self._closing)
+
+    async def settled(self) -> None:
+        """Wait for a teardown in progress (a TTL expiry, an exit) to finish killing."""
+        if self._closing is not None:
+            await asyncio.shield(self._closing)
 
     async def _close(self) -> None:
         client = self.client

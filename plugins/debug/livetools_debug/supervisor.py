@@ -159,11 +159,22 @@ class DebugSupervisor(Resource):
             await old.close()
 
     def _arm_ttl(self, session: Session) -> None:
+        if self._ttl_task is not None:
+            self._ttl_task.cancel()
+
         async def expire() -> None:
-            await asyncio.sleep(self.ttl)
+            await asyncio.sleep(max(self.ttl - (time.monotonic() - session.started), 0.0))
+            if session.live:
+                session.ended_reason = f"TTL of {self.ttl / 60:g} minutes reached"
             await session.close("expired")
 
         self._ttl_task = asyncio.get_running_loop().create_task(expire(), name="debug ttl")
+
+    def set_ttl(self, seconds: float) -> None:
+        """Change the TTL; a live session's deadline moves with it (counted from its start)."""
+        self.ttl = seconds
+        if self.session is not None and self.session.live:
+            self._arm_ttl(self.session)
 
     def ttl_left(self) -> float | None:
         if self.session is None or not self.session.live:

@@ -21,6 +21,7 @@ from livetools import (
     resolve_path,
 )
 
+from .paths import shown
 from .session import MAX_FETCH_CHILDREN, Breakpoint, Frame, Outcome, RefInfo, Session, Stop
 from .supervisor import DebugSupervisor
 
@@ -95,7 +96,7 @@ class DebugArgs(BaseModel):
 def _where(root: Path, frame: Frame | None) -> str:
     if frame is None:
         return "(no frame)"
-    place = f"{relpath(root, Path(frame.path))}:{frame.line}" if frame.path else "(no source)"
+    place = f"{shown(root, frame.path)}:{frame.line}" if frame.path else "(no source)"
     return f"{place} in {frame.name}"
 
 
@@ -137,7 +138,7 @@ def format_stop(root: Path, stop: Stop) -> list[str]:
 def frame_data(root: Path, frame: Frame | None) -> dict[str, Any] | None:
     if frame is None:
         return None
-    path = relpath(root, Path(frame.path)) if frame.path else None
+    path = shown(root, frame.path) if frame.path else None
     return {"id": frame.id, "name": frame.name, "path": path, "line": frame.line}
 
 
@@ -252,6 +253,8 @@ async def op_status(sup: DebugSupervisor, args: DebugArgs) -> Result:
         lines = ["no debug session; `launch` a program or `attach` to a port"]
         data: dict[str, Any] = {"state": None}
     else:
+        if not session.live:
+            await session.settled()
         head = f"{session.adapter.id} session ({session.request} {session.target}): {session.state}"
         lines = [head]
         if session.state == "stopped":
@@ -264,7 +267,8 @@ async def op_status(sup: DebugSupervisor, args: DebugArgs) -> Result:
             lines.append(session.describe_end())
         left = sup.ttl_left()
         if left is not None:
-            lines.append(f"TTL: {left / 60:.1f} of {sup.ttl / 60:g} minutes left")
+            whole = int(left)
+            lines.append(f"TTL: {whole // 60}m{whole % 60:02d}s left (of {sup.ttl / 60:g} min)")
         data = {
             "state": session.state,
             "adapter": session.adapter.id,
