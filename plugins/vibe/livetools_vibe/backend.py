@@ -168,7 +168,10 @@ def worker_surface(spawner: Surface, environ: dict[str, str] | None = None) -> S
             tiers = ceiling.tiers if ceiling else parse_tiers(inherited)
         except ValueError:
             tiers = frozenset({Tier.READ})  # unreadable ceiling: the narrowest surface
-        surface = Surface(surface.name, surface.tiers & tiers, surface.exclude)
+        if not surface.tiers <= tiers:
+            surface = Surface(
+                f"{surface.name}<={inherited}", surface.tiers & tiers, surface.exclude
+            )
     return surface
 
 
