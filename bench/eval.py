@@ -39,7 +39,7 @@ def read_json(path: Path) -> dict[str, Any]:
 
 
 async def raw_client(run: Run, language: str) -> Any:
-    from jupyter_client.asynchronous import AsyncKernelClient
+    from jupyter_client.asynchronous.client import AsyncKernelClient
 
     kernel = run.resource("eval").live[language]
     info = read_json(kernel._workdir / "kernel.json")

@@ -89,7 +89,7 @@ class Kernel:
 
     async def start(self) -> None:
         """Start the process, connect, and wait until the kernel answers with iopub connected."""
-        from jupyter_client.asynchronous import AsyncKernelClient
+        from jupyter_client.asynchronous.client import AsyncKernelClient
         from jupyter_client.connect import write_connection_file
 
         t0 = time.monotonic()
@@ -289,9 +289,9 @@ class Kernel:
                 name, msg = event
                 if name in ("exit", "broken"):
                     finished = True
-                    code = msg if name == "exit" else self._exit_code
+                    exit_code: int | None = msg if name == "exit" else self._exit_code
                     tail = self.stderr_tail() if name == "exit" else str(msg)
-                    return Outcome("died", exit_code=code, stderr=tail, started=began)
+                    return Outcome("died", exit_code=exit_code, stderr=tail, started=began)
                 if name == "bridge":
                     deadline = time.monotonic() + (grace if interrupted else idle)
                     continue
@@ -430,7 +430,7 @@ async def _wrap(sandbox: Any, argv: list[str]) -> list[str]:
     wrap = getattr(sandbox, "wrap", sandbox)
     if not callable(wrap):
         raise KernelStartError("the sandbox port has no wrap(argv) method")
-    out = wrap(list(argv))
+    out: Any = wrap(list(argv))
     if inspect.isawaitable(out):
         out = await out
     return [str(a) for a in out]

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from livetools import cap_text
+from livetools.results import truncation_note
 
 ANSI = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[@-Z\\-_]")
 _DEFAULT_REPR = re.compile(r"^<[\w.]+ (object|at 0x)[^>]*>$")
@@ -74,6 +75,11 @@ class Outputs:
     _seen: dict[str, int] = field(default_factory=dict)
     _displays: dict[str, int] = field(default_factory=dict)
     _clear_on_next: bool = False
+    store: int = 1_000_000
+    store_tail: int = 50_000
+    _stored: int = 0
+    _dropped: int = 0
+    _flood: _Item | None = None
 
     def add(self, msg: dict[str, Any]) -> None:
         kind, content = msg["msg_type"], msg["content"]
@@ -114,10 +120,23 @@ class Outputs:
 
     def _clear(self) -> None:
         self.items.clear()
+        self._flood, self._stored, self._dropped = None, 0, 0
         self._displays.clear()
         self._clear_on_next = False
 
     def _stream(self, name: str, text: str) -> None:
+        """Stream text is kept up to `store` characters; past that only a tail is kept, so a
+        cell printing without end cannot grow the host's memory (the render cuts far less)."""
+        if self._flood is not None:
+            self._flood.text = (self._flood.text + text)[-self.store_tail :]
+            self._dropped += len(text)
+            return
+        self._stored += len(text)
+        if self._stored > self.store:
+            self._flood = _Item("flood", "")
+            self.items.append(self._flood)
+            self._stream(name, text)
+            return
         last = self.items[-1] if self.items else None
         if last is not None and last.kind == "stream" and last.name == name:
             last.text += text
@@ -180,7 +199,11 @@ class Outputs:
         for item in self.items:
             if item is None:
                 continue
-            if item.kind == "stream":
+            if item.kind == "flood":
+                dropped = self._dropped - len(item.text)
+                parts.append(f"\n… [{truncation_note(dropped, 'more characters')}] …\n")
+                parts.append(settle_carriage_returns(strip_ansi(item.text)))
+            elif item.kind == "stream":
                 text = settle_carriage_returns(strip_ansi(item.text))
                 if item.name == "stderr" and text.strip():
                     text = text if text.endswith("\n") else text + "\n"

@@ -55,7 +55,9 @@ def make_tool(languages: list[str]) -> Tool:
         description=DESCRIPTION,
         resource="eval",
         parallel_safe=False,
-        timeout=7 * 24 * 3600.0,  # the limit is the idle budget, not the wall clock
+        # The limit is the idle budget; this is only a backstop for a cell that prints forever
+        # (raise it with the run option call_timeouts={"eval": seconds}).
+        timeout=6 * 3600.0,
     )
 
 

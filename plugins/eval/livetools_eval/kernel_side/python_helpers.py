@@ -110,8 +110,10 @@ def _livetools_setup(marker, ipython):
             stderr=subprocess.STDOUT,
             process_group=0,  # an interrupt stops its whole group; still in the kernel's session
         )
+        out = proc.stdout
+        assert out is not None
         try:
-            fd = proc.stdout.fileno()
+            fd = out.fileno()
             last = "\n"
             while True:
                 chunk = os.read(fd, 65536)
@@ -132,7 +134,7 @@ def _livetools_setup(marker, ipython):
                     os.killpg(proc.pid, 9)
             raise
         finally:
-            proc.stdout.close()
+            out.close()
 
     def system(cmd):
         """`!cmd`: stdin closed (a reader gets EOF), output streamed; `!pip` is `%pip`."""
