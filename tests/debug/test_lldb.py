@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 
 import pytest
@@ -102,3 +103,27 @@ async def test_no_debug_info_reports_unverified(tmp_path: Path, open_debugger) -
     assert result.data["breakpoints"][0]["verified"] is False
     assert "unverified" in result.text
     assert result.data["outcome"] == "exited"
+
+
+async def test_stop_between_calls_is_never_skipped(c_project: Path, open_debugger) -> None:
+    root = c_project
+    dbg = await open_debugger(root, debug_launch_wait=0.5, debug_wait=0.5)
+    result = await dbg.ok("launch", program="app", args=["busy"])
+    assert result.data["outcome"] == "running"
+    waited = await dbg.ok("continue")  # running already: continue waits for the next stop
+    assert waited.data["outcome"] == "running"
+    loop_line = line_of(root / "main.c", "n++;")
+    answer = await dbg.ok("breakpoints", file="main.c", lines=[loop_line])
+    assert answer.data[0]["verified"] is True
+    for _ in range(50):  # the stop arrives between calls
+        if dbg.supervisor.session.state == "stopped":
+            break
+        await asyncio.sleep(0.05)
+    first = await dbg.ok("step_over")
+    assert "nothing was resumed" in first.text
+    assert first.data["stop"]["reason"] == "breakpoint"
+    await dbg.ok("breakpoints", file="main.c", lines=[])
+    second = await dbg.ok("step_over")  # this one resumes
+    assert second.data["stop"]["reason"] == "step"
+    assert "nothing was resumed" not in second.text
+    await dbg.ok("terminate")

@@ -117,6 +117,7 @@ class Session:
         self._tick = asyncio.Event()
         self._initialized = asyncio.Event()
         self._pausing = False
+        self.unseen = False  # a stop no result has reported yet (it came after "still running")
         self._tasks: set[asyncio.Task[Any]] = set()
         self._closing: asyncio.Task[None] | None = None
         self._drain: asyncio.Task[None] | None = None
@@ -170,6 +171,7 @@ class Session:
                 text=body.get("text") if isinstance(body.get("text"), str) else None,
             )
             self.state = "stopped"
+            self.unseen = True
             self._notify()
         elif event == "continued":
             if self.state == "stopped":
@@ -535,8 +537,18 @@ class Session:
         return bool(frame.path) and inside(self.root, frame.path or "")
 
     async def resume(self, op: str, command: str, thread_id: int | None, grace: float) -> Outcome:
+        if self.state == "running" and op == "continue":
+            # Already running (an earlier call returned "still running"): wait for the next stop.
+            mark, epoch = self.output.mark(), self._epoch
+            await self.wait_change(epoch, grace)
+            return await self.outcome(mark)
         if self.state != "stopped":
             raise ToolError(self._not_stopped(op))
+        if self.unseen:
+            # It stopped after a call returned "still running": report that stop, never skip it.
+            outcome = await self.outcome(self.output.mark())
+            outcome.note = f"it had stopped here before this call; nothing was resumed ({op} again)"
+            return outcome
         thread = await self.thread_for(thread_id)
         mark, epoch = self.output.mark(), self._epoch
         self.state = "running"
@@ -565,6 +577,7 @@ class Session:
 
     async def outcome(self, mark: int) -> Outcome:
         note = None
+        self.unseen = False
         if self.state == "stopped":
             try:
                 await self.describe_stop()
@@ -581,7 +594,7 @@ class Session:
 
     def _not_stopped(self, op: str) -> str:
         if self.state == "running":
-            return f"cannot {op}: the debuggee is running; `pause` first (or wait and `status`)"
+            return f"cannot {op}: the debuggee is running; `pause` first (or `continue` to wait)"
         return f"cannot {op}: {self.describe_end()}"
 
     def describe_end(self) -> str:

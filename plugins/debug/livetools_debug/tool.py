@@ -258,6 +258,7 @@ async def op_status(sup: DebugSupervisor, args: DebugArgs) -> Result:
         head = f"{session.adapter.id} session ({session.request} {session.target}): {session.state}"
         lines = [head]
         if session.state == "stopped":
+            session.unseen = False
             stop = await session.describe_stop()
             if stop is not None:
                 lines += format_stop(sup.root, stop)
@@ -373,6 +374,7 @@ def _stopped(sup: DebugSupervisor, op: str) -> Session:
     session = sup.live_session()
     if session.state != "stopped":
         raise ToolError(session._not_stopped(op))
+    session.unseen = False  # inspecting the stop is seeing it
     return session
 
 
@@ -489,6 +491,7 @@ async def op_evaluate(sup: DebugSupervisor, args: DebugArgs) -> Result:
     expression = _need(args.expression, "evaluate", "expression", "e.g. len(items)")
     if session.state != "stopped":
         raise ToolError(session._not_stopped("evaluate"))
+    session.unseen = False
     frame_id = args.frame_id
     if frame_id is None:
         stop = await session.describe_stop()
