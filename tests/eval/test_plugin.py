@@ -107,3 +107,18 @@ async def test_unstartable_kernel_is_a_clear_error(tmp_path: Path) -> None:
         crashed = await cell(run, "1", language="javascript")
         assert crashed.is_error and "exited with code 5" in crashed.text
         assert "boom: no kernel here" in crashed.text
+
+
+async def test_a_kernel_of_dialect_none_gets_no_helpers(tmp_path: Path) -> None:
+    from livetools import hookimpl
+    from livetools_eval import KernelSpec
+    from livetools_eval.builtin import ipykernel_argv
+
+    class Other:
+        @hookimpl
+        def livetools_eval_kernels(self, run: object) -> KernelSpec:
+            return KernelSpec("other", "other", ipykernel_argv, dialect="none")
+
+    async with open_run(tmp_path, host_=host(("other", Other()))) as run:
+        result = await cell(run, "'tool' in dir(), 6 * 7", language="other")
+        assert result.text == "(False, 42)"

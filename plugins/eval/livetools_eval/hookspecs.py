@@ -15,7 +15,7 @@ from livetools import hookspec
 if TYPE_CHECKING:
     from livetools import Run
 
-Dialect = Literal["ipython", "python", "javascript"]
+Dialect = Literal["ipython", "python", "javascript", "none"]
 
 
 class KernelUnavailable(Exception):
@@ -31,7 +31,8 @@ class KernelSpec:
     waits until the kernel is needed); `{connection_file}` in it is replaced by the path of the
     connection file. `dialect` picks the helpers injected at start (`tool()`, `tools()`) and how
     the reflex idioms (`%pip`, `!cmd`, ...) are handled: "ipython" kernels run them natively (with
-    our `%pip` and `!cmd`), "python" and "javascript" kernels get them rewritten into plain code.
+    our `%pip` and `!cmd`), "python" and "javascript" kernels get them rewritten into plain code,
+    "none" (any other language) gets neither helpers nor rewrites.
     `transport` "ipc" uses unix sockets in a private directory (only for kernels that support it);
     a sandboxed kernel always uses "tcp" on loopback. `interrupt_mode` "message" sends an
     interrupt_request instead of SIGINT. `env` entries override the host's environment; None

@@ -23,7 +23,7 @@ _MAGIC = re.compile(r"^(\s*)%(\w+)\s*(.*)$")
 
 
 def rewrite(code: str, dialect: Dialect | str, language: str) -> str:
-    if dialect == "ipython":
+    if dialect in ("ipython", "none"):
         return code
     if dialect == "javascript":
         return _javascript(code, language)

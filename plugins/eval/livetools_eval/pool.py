@@ -17,8 +17,10 @@ from .kernel import MARKER, Kernel, KernelStartError
 SETUP_TIMEOUT = 30.0
 
 
-def helper_source(spec: KernelSpec) -> str:
+def helper_source(spec: KernelSpec) -> str | None:
     """The silent cell that installs `tool()`, `tools()` and the idiom helpers in a kernel."""
+    if spec.dialect == "none":
+        return None
     side = resources.files("livetools_eval") / "kernel_side"
     if spec.dialect == "javascript":
         return (
@@ -72,17 +74,22 @@ class Kernels(Resource):
         kernel = Kernel(spec, self.root, self.sandbox)
         self.started.append(kernel)
         await kernel.start()
+        source = helper_source(spec)
+        if source:
+            await self._install_helpers(kernel, source)
+        self.live[language] = kernel
+        return kernel
+
+    async def _install_helpers(self, kernel: Kernel, source: str) -> None:
+        spec = kernel.spec
         sink: list[dict[str, Any]] = []
-        outcome = await kernel.execute(
-            helper_source(spec), sink.append, idle=SETUP_TIMEOUT, silent=True
-        )
+        outcome = await kernel.execute(source, sink.append, idle=SETUP_TIMEOUT, silent=True)
         if outcome.status != "ok":
             errors = [m["content"] for m in sink if m["msg_type"] == "error"]
             await kernel.aclose()
-            detail = errors[0].get("evalue", "") if errors else outcome.status
+            error = errors[0] if errors else outcome.reply
+            detail = f"{error.get('ename', outcome.status)}: {error.get('evalue', '')}"
             raise KernelStartError(f"the {spec.name} kernel rejected livetools' helpers: {detail}")
-        self.live[language] = kernel
-        return kernel
 
     async def drop(self, language: str, why: str | None = None) -> None:
         """Stop the language's kernel; `why` is told to the next call that starts a new one."""
@@ -110,8 +117,7 @@ class Kernels(Resource):
 
     async def aclose(self) -> None:
         self._closed = True
-        kernels = list(self.live.values())
         self.live.clear()
-        for kernel in kernels:
+        for kernel in self.started:  # also one still starting when the run closed
             with contextlib.suppress(Exception):
                 await asyncio.wait_for(kernel.aclose(), 8.0)
