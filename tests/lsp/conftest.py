@@ -35,11 +35,14 @@ def server_sessions(run: Run) -> list[int]:
 
 @asynccontextmanager
 async def lsp_run(
-    root: Path, prefer: list[str] | None = None, **options: Any
+    root: Path,
+    prefer: list[str] | None = None,
+    plugins: list[tuple[str, object]] | None = None,
+    **options: Any,
 ) -> AsyncIterator[Run]:
     """A run with the entry-point plugins plus the minimal harness (write/edit), asserting that
     no server process outlives it."""
-    host = Host(plugins=[("harness", harness)])
+    host = Host(plugins=[("harness", harness), *(plugins or [])])
     lsp_options = {"prefer": prefer or [], **options}
     run = await host.open_run(root, options={"lsp": lsp_options})
     seen: set[int] = set()

@@ -26,6 +26,10 @@ def server(request: pytest.FixtureRequest) -> str:
     return request.param
 
 
+def read_file(path: Path) -> str:
+    return path.read_text()
+
+
 def new_diagnostics(text: str) -> list[str]:
     lines = text.splitlines()
     if not any(line.startswith("new diagnostics after this write") for line in lines):
@@ -166,4 +170,4 @@ async def test_through_the_mcp_face_edit(project) -> None:
         text = "".join(getattr(c, "text", "") for c in result.content)
         news = new_diagnostics(text)
         assert len(news) == 1 and news[0].startswith("app.py:5: error [reportAssignmentType]"), text
-        assert not Path(root / "app.py").read_text().startswith("bad")
+        assert "bad: int = 'text'" in read_file(root / "app.py")

@@ -99,12 +99,19 @@ def test_document_changes_with_file_rename(tmp_path: Path) -> None:
     work.apply_edit(
         {
             "documentChanges": [
-                {"textDocument": {"uri": (tmp_path / "old.py").as_uri(), "version": 1},
-                 "edits": [edit(0, 0, 1, "Y")]},
-                {"kind": "rename", "oldUri": (tmp_path / "old.py").as_uri(),
-                 "newUri": (tmp_path / "new.py").as_uri()},
-                {"textDocument": {"uri": (tmp_path / "use.py").as_uri(), "version": 1},
-                 "edits": [edit(0, 5, 8, "new"), edit(0, 16, 17, "Y")]},
+                {
+                    "textDocument": {"uri": (tmp_path / "old.py").as_uri(), "version": 1},
+                    "edits": [edit(0, 0, 1, "Y")],
+                },
+                {
+                    "kind": "rename",
+                    "oldUri": (tmp_path / "old.py").as_uri(),
+                    "newUri": (tmp_path / "new.py").as_uri(),
+                },
+                {
+                    "textDocument": {"uri": (tmp_path / "use.py").as_uri(), "version": 1},
+                    "edits": [edit(0, 5, 8, "new"), edit(0, 16, 17, "Y")],
+                },
             ]
         }
     )

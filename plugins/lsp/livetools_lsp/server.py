@@ -440,13 +440,18 @@ class LanguageServer:
     def pulls(self) -> bool:
         return self.supports("diagnosticProvider", "textDocument/diagnostic")
 
-    async def loaded(self) -> None:
+    async def loaded(self, bound: float = 45.0) -> None:
         """For servers that answer wrongly while loading their project: wait for the first
-        progress end, at most until the warm-up window closes."""
+        progress end — during the warm-up window for it to begin, then for as long as it runs
+        (a loaded machine can take many seconds), at most `bound`."""
         if not self.spec.await_progress:
             return
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + bound
         while self.readiness.last_end == 0 and self.alive:
-            remaining = self.spec.warmup - self.uptime()
+            remaining = deadline - loop.time()
+            if not self.readiness.active:
+                remaining = min(remaining, self.spec.warmup - self.uptime())
             if remaining <= 0:
                 return
             await self.wait_change(min(remaining, 0.25))

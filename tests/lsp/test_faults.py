@@ -1,0 +1,122 @@
+"""Servers that crash mid-request, hang, or write garbage (pygls fakes, since no real server
+does that on demand): each call returns a clear error within its bound, no process is left
+behind, and the next call gets a fresh server."""
+
+from __future__ import annotations
+
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from livetools import hookimpl
+from livetools.procs import session_members
+from livetools_lsp import ServerSpec
+from tests.lsp.conftest import lsp_run
+
+FAKE = Path(__file__).with_name("fake_server.py")
+
+
+class FakeServers:
+    def __init__(self, mode: str, marker: Path) -> None:
+        self.mode = mode
+        self.marker = marker
+
+    @hookimpl
+    def livetools_lsp_servers(self) -> ServerSpec:
+        return ServerSpec(
+            id=f"fake-{self.mode}",
+            command=(sys.executable, str(FAKE), self.mode, str(self.marker)),
+            extensions={".fake": "fake"},
+            probe=(sys.executable, "--version"),
+        )
+
+
+@pytest.mark.parametrize(
+    ("mode", "expected"),
+    [
+        (
+            "crash",
+            "fake-crash crashed during hover (exit code 3); stderr tail:\n"
+            "fatal: the fake server fell over",
+        ),
+        ("hang", "fake-hang did not answer hover within 2s; it was stopped"),
+        ("garbage", "fake-garbage crashed during hover"),
+    ],
+)
+async def test_fault_then_recovery(tmp_path: Path, mode: str, expected: str) -> None:
+    marker = tmp_path / "misbehave"
+    marker.touch()
+    (tmp_path / "a.fake").write_text("hello world\n")
+    plugin = FakeServers(mode, marker)
+    async with lsp_run(tmp_path, plugins=[("fake", plugin)], request_timeout=2.0) as run:
+        sup = run.resource("lsp")
+        started = time.perf_counter()
+        r = await run.call(
+            "lsp", {"action": "hover", "file": "a.fake", "line": 1, "symbol": "world"}
+        )
+        elapsed = time.perf_counter() - started
+        assert r.is_error, r.text
+        assert expected in r.text, r.text
+        assert "the next call starts it again" in r.text
+        assert elapsed < 8, elapsed
+        if mode == "garbage":
+            assert "invalid output" in r.text and "this is junk" in r.text, r.text
+        first = [s.pid for s in sup.servers.values()]
+        r = await run.call(
+            "lsp", {"action": "hover", "file": "a.fake", "line": 1, "symbol": "world"}
+        )
+        assert not r.is_error, r.text
+        assert "fake hover text" in r.text
+        second = [s.pid for s in sup.servers.values()]
+        assert second != first
+        for sid in first:
+            assert session_members(sid) == [], f"{mode}: the failed server is still running"
+        r = await run.call("lsp", {"action": "status"})
+        assert f"last crash: fake-{mode}" in r.text, r.text
+
+
+async def test_binary_that_resolves_but_fails(tmp_path: Path) -> None:
+    """The rustup-proxy case: on PATH, exits 1. Not usable, and the reason says why."""
+    broken = tmp_path / "bin" / "broken-ls"
+    broken.parent.mkdir()
+    broken.write_text("#!/bin/sh\necho \"error: Unknown binary 'broken-ls'\" >&2\nexit 1\n")
+    broken.chmod(0o755)
+    (tmp_path / "a.fake").write_text("x\n")
+
+    class Broken:
+        @hookimpl
+        def livetools_lsp_servers(self) -> ServerSpec:
+            return ServerSpec(id="broken", command=(str(broken),), extensions={".fake": "fake"})
+
+    async with lsp_run(tmp_path, plugins=[("broken", Broken())]) as run:
+        r = await run.call("lsp", {"action": "hover", "file": "a.fake", "line": 1, "symbol": "x"})
+        assert r.is_error
+        assert "broken: binary exits 1: error: Unknown binary 'broken-ls'" in r.text, r.text
+        r = await run.call("lsp", {"action": "status"})
+        assert "not usable: broken: binary exits 1" in r.text, r.text
+
+
+async def test_server_that_exits_at_start_is_reported(tmp_path: Path) -> None:
+    (tmp_path / "a.fake").write_text("x\n")
+
+    class Quits:
+        @hookimpl
+        def livetools_lsp_servers(self) -> ServerSpec:
+            return ServerSpec(
+                id="quits",
+                command=(
+                    sys.executable,
+                    "-c",
+                    "import sys; sys.stderr.write('no config\\n'); sys.exit(2)",
+                ),
+                extensions={".fake": "fake"},
+                probe=(sys.executable, "--version"),
+            )
+
+    async with lsp_run(tmp_path, plugins=[("quits", Quits())]) as run:
+        r = await run.call("lsp", {"action": "hover", "file": "a.fake", "line": 1, "symbol": "x"})
+        assert r.is_error
+        assert "quits: initialize failed" in r.text and "exit code 2" in r.text, r.text
+        assert "no config" in r.text
