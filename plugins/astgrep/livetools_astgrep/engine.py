@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import hashlib
 from collections import OrderedDict
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -34,7 +34,7 @@ class FileJob:
     size: int
 
 
-@dataclass
+@dataclass(slots=True)
 class MatchRecord:
     start: int
     end: int
@@ -310,7 +310,14 @@ def find(
                     seen.add(key)
                     results.append((first.start_byte, -last.end_byte, first, last, env))
     else:
-        for node in _candidates(tree, data, pattern, loaded):
+        candidates, ordered = _candidates(tree, data, pattern, loaded)
+        if ordered:  # a query or a walk: document order, each node once
+            for node in candidates:
+                env = matcher.at(node)
+                if env is not None:
+                    yield node, node, env
+            return
+        for node in candidates:
             key = (node.start_byte, node.end_byte)
             if key in seen:
                 continue
@@ -343,30 +350,35 @@ def _ancestors(node: Any) -> Iterator[Any]:
         node = node.parent
 
 
-def _candidates(tree: Any, data: bytes, pattern: Pattern, loaded: Loaded) -> Iterator[Any]:
+def _candidates(
+    tree: Any, data: bytes, pattern: Pattern, loaded: Loaded
+) -> tuple[Iterable[Any], bool]:
+    """Nodes the pattern's root may match, and whether they come in document order."""
     root = pattern.root
     if root.meta is not None:
-        yield from _walk(tree.root_node, named_only=root.meta.kind != 2)
-        return
+        return _walk(tree.root_node, named_only=root.meta.kind != 2), True
     anchors = _anchor_nodes(tree, data, pattern.tokens[0]) if pattern.tokens else None
     if anchors is not None:
-        visited: set[int] = set()
-        for node in anchors:
-            for up in _ancestors(node):
-                if up.id in visited:
-                    break
-                visited.add(up.id)
-                if up.kind_id == root.kind_id:
-                    yield up
-        return
+        return _anchored(anchors, root.kind_id), False
     query = loaded.query(_kind_query(root.kind, root.named))
     if query is None:
-        yield from (n for n in _walk(tree.root_node, False) if n.kind_id == root.kind_id)
-        return
+        walk = (n for n in _walk(tree.root_node, False) if n.kind_id == root.kind_id)
+        return walk, True
     from tree_sitter import QueryCursor
 
-    for nodes in QueryCursor(query).captures(tree.root_node).values():
-        yield from nodes
+    found = QueryCursor(query).captures(tree.root_node).get("c", [])
+    return found, True
+
+
+def _anchored(anchors: Iterator[Any], kind_id: int) -> Iterator[Any]:
+    visited: set[int] = set()
+    for node in anchors:
+        for up in _ancestors(node):
+            if up.id in visited:
+                break
+            visited.add(up.id)
+            if up.kind_id == kind_id:
+                yield up
 
 
 def _parents(tree: Any, data: bytes, pattern: Pattern, loaded: Loaded) -> Iterator[Any]:

@@ -60,6 +60,13 @@ class Matcher:
         self.pattern = pattern
         self.budget = budget
         self._steps = 0
+        self._optionals: dict[int, list[bool]] = {}
+
+    def _optional(self, ps: tuple[PNode, ...]) -> list[bool]:
+        flags = self._optionals.get(id(ps))
+        if flags is None:
+            flags = self._optionals[id(ps)] = [_trailing_comma(ps, i) for i in range(len(ps))]
+        return flags
 
     # -- entry points ------------------------------------------------------------------------
 
@@ -116,6 +123,32 @@ class Matcher:
                 j += 1
             else:
                 return
+
+    @staticmethod
+    def _stops(ps: tuple[PNode, ...], pi: int, cs: list[Any], ci: int) -> Iterator[int]:
+        """Where a `$$$` starting at cs[ci] may end, shortest first. When a pattern token follows
+        it, only positions just before a code node of that kind (less the unnamed tokens that
+        precede it) can work, so the others are not tried: `f($$$A)` costs one step, not one
+        per argument."""
+        yield ci
+        nxt = ps[pi + 1] if pi + 1 < len(ps) else None
+        if nxt is None or nxt.meta is not None or nxt.children or _trailing_comma(ps, pi + 1):
+            yield from range(ci + 1, len(cs) + 1)
+            return
+        want = nxt.kind_id
+        last = ci
+        for j in range(ci, len(cs)):
+            if cs[j].kind_id != want:
+                continue
+            stop = j
+            while stop > last and stop > ci and not cs[stop - 1].is_named:
+                stop -= 1
+            if stop > ci:
+                yield stop
+                if stop != j:
+                    yield j
+            last = j + 1
+        yield len(cs)
 
     def _tick(self) -> None:
         self._steps += 1
@@ -175,7 +208,7 @@ class Matcher:
             p = ps[pi]
             meta = p.meta
             if meta is not None and meta.kind == MULTI:
-                for stop in range(ci, len(cs) + 1):
+                for stop in self._stops(ps, pi, cs, ci):
                     mark = len(trail)
                     if self._bind(meta.name, tuple(cs[ci:stop]), env, trail, multi=True):
                         end = self._seq(ps, pi + 1, cs, stop, env, trail, anchored)
@@ -197,7 +230,7 @@ class Matcher:
                     if end >= 0:
                         return end
                 self._undo(env, trail, mark)
-            optional = _trailing_comma(ps, pi)
+            optional = self._optional(ps)[pi]
             if ci == len(cs):
                 if optional:
                     pi += 1
@@ -206,7 +239,7 @@ class Matcher:
             c = cs[ci]
             mark = len(trail)
             if self._node(p, c, env, trail):
-                if c.is_named and not (meta is not None and meta.kind == ANY):
+                if meta is None or meta.kind != ANY:  # no other way to use this code node
                     pi += 1
                     ci += 1
                     continue

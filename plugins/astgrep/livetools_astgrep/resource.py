@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from livetools import Resource, StagedEdit
 
-from .engine import Engine, FileJob, FileOutcome, FileRewrite
+from .engine import BINARY_PROBE, Engine, FileJob, FileOutcome, FileRewrite
 from .grammar import Grammar
 from .pattern import Pattern, PatternError
 from .table import GrammarTable
@@ -23,6 +23,41 @@ if TYPE_CHECKING:
     from .pool import Pool
 
 PATTERN_CACHE = 256
+WARM_POOL_BYTES = 64 * 1024  # once the workers run (caches warm), they take all but tiny jobs
+HEAD_BYTES = 512 * 1024  # a limited search tries this much in-process before starting workers
+
+
+def prefilter(
+    jobs: list[FileJob], tokens: tuple[bytes, ...]
+) -> tuple[list[FileJob], list[FileOutcome]]:
+    """Split jobs into files that hold every literal token of the pattern (to be parsed) and
+    files that cannot match (no literal, binary, unreadable): reading is ~100x cheaper than
+    parsing, and ast-grep parses every file."""
+    kept: list[FileJob] = []
+    dropped: list[FileOutcome] = []
+    for job in jobs:
+        try:
+            with open(job.path, "rb") as handle:
+                data = handle.read()
+        except OSError as exc:
+            dropped.append(FileOutcome(job.rel, status="unreadable", note=str(exc.strerror)))
+            continue
+        if b"\x00" in data[:BINARY_PROBE]:
+            dropped.append(FileOutcome(job.rel, status="binary"))
+        elif all(token in data for token in tokens):
+            kept.append(job)
+        else:
+            dropped.append(FileOutcome(job.rel, status="no-literal"))
+    return kept, dropped
+
+
+def _head(jobs: list[FileJob], budget: int) -> int:
+    total = 0
+    for i, job in enumerate(jobs):
+        total += job.size
+        if total > budget:
+            return max(i, 1)
+    return len(jobs)
 
 
 @dataclass
@@ -122,7 +157,9 @@ class AstGrepResource(Resource):
     def _use_pool(self, grammar: Grammar, jobs: list[FileJob]) -> bool:
         if self.workers <= 0 or not self.table.shippable(grammar):
             return False
-        return sum(j.size for j in jobs) > self.inline_bytes
+        size = sum(j.size for j in jobs)
+        warm = self._pool is not None and bool(self._pool.workers)
+        return size > self.inline_bytes or (warm and size > WARM_POOL_BYTES)
 
     async def pool(self) -> Pool:
         async with self._pool_lock:
@@ -137,31 +174,56 @@ class AstGrepResource(Resource):
     async def search(
         self, grammar: Grammar, pattern: Pattern, jobs: list[FileJob], limit: int
     ) -> Searched:
-        if self._use_pool(grammar, jobs):
-            outcomes, searched = await (await self.pool()).search(
-                jobs, pattern, grammar.loader, limit
-            )
-        else:
-
-            def inline() -> list[FileOutcome]:
-                with self._engine_lock:
-                    return self._inline_engine().search(jobs, pattern, grammar.loader, limit)
-
-            outcomes = await asyncio.to_thread(inline)
+        """Files without the pattern's literal text never reach a parser; a limited search
+        starts in this process and hands the rest to the workers only if it must go on."""
+        kept, dropped = await asyncio.to_thread(prefilter, jobs, pattern.tokens)
+        outcomes: list[FileOutcome] = []
+        searched = 0
+        if limit and self._use_pool(grammar, kept) and not self._pool_ready():
+            head = _head(kept, HEAD_BYTES)
+            outcomes = await self._inline_search(grammar, pattern, kept[:head], limit)
             searched = len(outcomes)
-        return Searched(grammar.id, pattern, outcomes, len(jobs), searched)
+            found = sum(len(o.matches) for o in outcomes)
+            if found >= limit or searched < head:
+                return Searched(
+                    grammar.id, pattern, dropped + outcomes, len(jobs), len(dropped) + searched
+                )
+            kept, limit = kept[head:], limit - found
+        if self._use_pool(grammar, kept):
+            more, count = await (await self.pool()).search(kept, pattern, grammar.loader, limit)
+        else:
+            more = await self._inline_search(grammar, pattern, kept, limit)
+            count = len(more)
+        outcomes += more
+        searched += count
+        return Searched(grammar.id, pattern, dropped + outcomes, len(jobs), len(dropped) + searched)
+
+    def _pool_ready(self) -> bool:
+        return self._pool is not None and bool(self._pool.workers)
+
+    async def _inline_search(
+        self, grammar: Grammar, pattern: Pattern, jobs: list[FileJob], limit: int
+    ) -> list[FileOutcome]:
+        def inline() -> list[FileOutcome]:
+            with self._engine_lock:
+                return self._inline_engine().search(jobs, pattern, grammar.loader, limit)
+
+        return await asyncio.to_thread(inline)
 
     async def rewrite(
         self, grammar: Grammar, pattern: Pattern, jobs: list[FileJob], template: str
     ) -> list[FileRewrite]:
-        if self._use_pool(grammar, jobs):
-            return await (await self.pool()).rewrite(jobs, pattern, grammar.loader, template)
+        kept, dropped = await asyncio.to_thread(prefilter, jobs, pattern.tokens)
+        skipped = [FileRewrite(o.rel, status=o.status, note=o.note) for o in dropped]
+        if self._use_pool(grammar, kept):
+            pool = await self.pool()
+            return skipped + await pool.rewrite(kept, pattern, grammar.loader, template)
 
         def inline() -> list[FileRewrite]:
             with self._engine_lock:
-                return self._inline_engine().rewrite(jobs, pattern, grammar.loader, template)
+                return self._inline_engine().rewrite(kept, pattern, grammar.loader, template)
 
-        return await asyncio.to_thread(inline)
+        return skipped + await asyncio.to_thread(inline)
 
     # -- resource ------------------------------------------------------------------------------
 

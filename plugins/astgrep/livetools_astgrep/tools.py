@@ -241,7 +241,23 @@ def _search_result(scope: Scope, parts: list[Searched], limit: int) -> Result:
     lines = []
     data_matches = []
     multi = {p.grammar: p.pattern.multi_names for p in parts}
+    shown_chars = 0
+    unshown = 0
     for grammar_id, rel, m in matches:
+        data_matches.append(
+            {
+                "file": rel,
+                "line": m.line,
+                "end_line": m.end_line,
+                "text": m.text,
+                "bindings": m.bindings,
+                "language": grammar_id,
+            }
+        )
+        if shown_chars > TEXT_LIMIT:  # the text is capped anyway; data keeps every match
+            unshown += 1
+            continue
+        shown_chars += len(m.text) + len(rel) + 16
         span = f"{m.line}" if m.end_line == m.line else f"{m.line}-{m.end_line}"
         text_lines = m.text.split("\n")
         if len(text_lines) == 1:
@@ -260,16 +276,8 @@ def _search_result(scope: Scope, parts: list[Searched], limit: int) -> Result:
                     for k, v in m.bindings.items()
                 )
             )
-        data_matches.append(
-            {
-                "file": rel,
-                "line": m.line,
-                "end_line": m.end_line,
-                "text": m.text,
-                "bindings": m.bindings,
-                "language": grammar_id,
-            }
-        )
+    if unshown:
+        lines.append(f"… truncated: {unshown} more matches (all of them are in data)")
     searched_files = sum(p.searched for p in parts)
     if matches:
         head = f"{_count(len(matches), 'match', 'matches')} in {_count(len(files), 'file')}"
