@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 import asyncio
+import os
+import signal
+import subprocess
+import sys
 import time
 from datetime import datetime
 
 from livetools.procs import session_members
 from tests.support import alive, assert_gone
-from tests.vibe.conftest import lines, ok, vibe_run, wait_for_file
+from tests.vibe.conftest import WORKER_ARGV, lines, ok, vibe_run, wait_for_file
 
 
 async def test_spawn_returns_at_once_and_wait_settles_with_the_result(tmp_path):
@@ -230,3 +234,38 @@ async def test_nothing_left_after_run_close(tmp_path):
     assert not (tmp_path / "w3.pid").exists()  # the queued one never started
     await asyncio.sleep(0.2)
     assert not (tmp_path / "w3.pid").exists()
+
+
+HOST_SCRIPT = """
+import asyncio, sys
+import livetools_vibe
+from livetools import Host
+
+async def main(root, worker):
+    host = Host(plugins=[("vibe", livetools_vibe)], entry_points=False)
+    options = {"vibe": True, "vibe_config": {"command": [sys.executable, worker]}}
+    run = await host.open_run(root, options=options)
+    brief = "pidfile worker.pid\\ntree tree.pids\\nsleep 600\\n"
+    result = await run.call("vibe_spawn", {"brief": brief, "label": "orphan"})
+    print(result.text, flush=True)
+    await asyncio.sleep(600)
+
+asyncio.run(main(sys.argv[1], sys.argv[2]))
+"""
+
+
+def test_workers_die_with_a_killed_host(tmp_path):
+    host = subprocess.Popen(
+        [sys.executable, "-c", HOST_SCRIPT, str(tmp_path), str(WORKER_ARGV[1])],
+        stdout=subprocess.PIPE,
+        start_new_session=True,
+    )
+    try:
+        pids = [int(p) for p in asyncio.run(wait_for_file(tmp_path / "tree.pids")).split()]
+        pids.append(int((tmp_path / "worker.pid").read_text()))
+        time.sleep(1.0)  # the sampler has seen the process that left the session
+        assert all(alive(p) for p in pids)
+    finally:
+        os.killpg(host.pid, signal.SIGKILL)
+        host.wait(5)
+    assert_gone(pids, within=5)

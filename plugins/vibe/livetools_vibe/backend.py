@@ -20,8 +20,6 @@ from livetools.tiers import BUILTIN_SURFACES, parse_tiers
 if TYPE_CHECKING:
     from livetools import Run
 
-    from .config import VibeConfig
-
 ENV_SURFACE = "LIVETOOLS_SURFACE"  # honoured by the CLI faces (serve, session, tools, call)
 ENV_WORKER = "LIVETOOLS_WORKER"  # no face inside a worker offers ask_user
 WORKER_EXCLUDED = frozenset({"ask_user"})  # a worker's questions go through whoever spawned it
@@ -110,7 +108,8 @@ class Backend:
         return {}
 
 
-WorkerAgent = Callable[[WorkerRequest], Awaitable[Any]]
+# `async def agent(request) -> str` (a plain function works too; its value is used as is).
+WorkerAgent = Callable[[WorkerRequest], Awaitable[Any] | Any]
 
 
 class CallableBackend(Backend):
@@ -173,8 +172,3 @@ def worker_surface(spawner: Surface, environ: dict[str, str] | None = None) -> S
                 f"{surface.name}<={inherited}", surface.tiers & tiers, surface.exclude
             )
     return surface
-
-
-def describe_config_hint(config: VibeConfig) -> str:
-    where = ", ".join(config.sources) or "nothing configured"
-    return f"(config: {where})"

@@ -14,7 +14,7 @@ import contextlib
 import os
 from typing import Any
 
-from livetools.procs import ChildProcess, ProcessStartError
+from livetools.procs import ChildProcess, ProcessStartError, tracking
 
 from . import tree
 from .backend import ENV_SURFACE, ENV_WORKER, Backend, WorkerFailure, WorkerRequest
@@ -110,11 +110,12 @@ class CommandBackend(Backend):
             raise WorkerFailure(f"{exc}; check the vibe config's {request.tier} command") from exc
         request.track(child.pid)
         known: set[tree.Ident] = set()
+        escaped: set[int] = set()
         stdout = bytearray()
         dropped = [0]
         tasks = [
             asyncio.create_task(_feed(child, request.brief)),
-            asyncio.create_task(_sample(child.pid, known)),
+            asyncio.create_task(_sample(child.pid, known, escaped)),
         ]
         reader = asyncio.create_task(_read(child, stdout, dropped))
         try:
@@ -122,7 +123,7 @@ class CommandBackend(Backend):
         finally:
             for task in tasks:
                 task.cancel()
-            await asyncio.shield(_stop(child, known, reader))
+            await asyncio.shield(_stop(child, known, escaped, reader))
         text = stdout.decode("utf-8", "replace").strip()
         if dropped[0]:
             text = f"[first {dropped[0]} bytes of stdout dropped]\n{text}"
@@ -167,20 +168,31 @@ async def _read(child: ChildProcess, into: bytearray, dropped: list[int]) -> Non
             dropped[0] += cut
 
 
-async def _sample(pid: int, known: set[tree.Ident]) -> None:
-    """Remember the worker's descendants, so those that leave its session die with it."""
+async def _sample(pid: int, known: set[tree.Ident], escaped: set[int]) -> None:
+    """Remember the worker's descendants, so those that leave its session die with it; the
+    sessions they lead go to the host's reaper too, so they die even if the host is killed."""
     intervals = iter(SAMPLE_INTERVALS)
     while True:
-        known |= tree.descendants({pid})
+        table = tree.snapshot()
+        found = tree.descendants({pid}, table)
+        known |= found
+        for member, _start in found:
+            if table[member][1] == member and member not in escaped:
+                escaped.add(member)
+                tracking.track(member)
         await asyncio.sleep(next(intervals, SAMPLE_INTERVAL))
 
 
-async def _stop(child: ChildProcess, known: set[tree.Ident], reader: asyncio.Task[None]) -> None:
+async def _stop(
+    child: ChildProcess, known: set[tree.Ident], escaped: set[int], reader: asyncio.Task[None]
+) -> None:
     """Kill the attempt's session and every known escapee; collect what stdout is left."""
     known |= tree.descendants({child.pid})
     await child.aclose(grace=0)
     if known:
         await asyncio.to_thread(tree.kill_tree, known)
+    for sid in escaped:
+        tracking.forget(sid)
     await asyncio.wait({reader}, timeout=READER_WAIT)
     if not reader.done():
         reader.cancel()

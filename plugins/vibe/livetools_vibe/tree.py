@@ -30,7 +30,7 @@ def _stat(pid: int | str) -> list[bytes] | None:
     return data[data.rfind(b")") + 1 :].split()
 
 
-def _table() -> Table:
+def snapshot() -> Table:
     """pid -> (ppid, session id, start time) of every live (non-zombie) process."""
     table: Table = {}
     try:
@@ -49,7 +49,7 @@ def _table() -> Table:
 
 def descendants(roots: set[int], table: Table | None = None) -> set[Ident]:
     """Every live process below `roots` (not the roots themselves)."""
-    table = _table() if table is None else table
+    table = snapshot() if table is None else table
     children: dict[int, list[int]] = {}
     for pid, (ppid, _sid, _start) in table.items():
         children.setdefault(ppid, []).append(pid)
@@ -64,24 +64,19 @@ def descendants(roots: set[int], table: Table | None = None) -> set[Ident]:
     return found
 
 
-def alive(ident: Ident) -> bool:
-    fields = _stat(ident[0])
-    return bool(fields) and fields[0] not in (b"Z", b"X") and int(fields[19]) == ident[1]
-
-
 def kill_tree(known: set[Ident], timeout: float = 1.0) -> int:
     """SIGKILL every still-alive process of `known`, their descendants and the sessions they
     lead; repeated until none is left or `timeout` passes. Returns how many were signalled."""
     deadline = time.monotonic() + timeout
     count = 0
     while True:
-        table = _table()
-        targets = {i for i in known if i[0] in table and table[i[0]][2] == i[1]}
-        targets |= descendants({pid for pid, _ in targets}, table)
+        now = snapshot()
+        targets = {i for i in known if i[0] in now and now[i[0]][2] == i[1]}
+        targets |= descendants({pid for pid, _ in targets}, now)
         if not targets:
             return count
         for pid, _start in targets:
-            if table.get(pid, (0, 0, 0))[1] == pid and pid != os.getsid(0):
+            if now.get(pid, (0, 0, 0))[1] == pid and pid != os.getsid(0):
                 kill_session(pid, timeout=0.1)  # it leads a session: take all of it
             try:
                 os.kill(pid, signal.SIGKILL)
