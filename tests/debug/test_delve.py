@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+import asyncio
+import subprocess
 from pathlib import Path
 
 import pytest
+
+from livetools.procs import ChildProcess, session_members
+from livetools.wire import free_port
 
 from .conftest import assert_gone, copy_project, line_of, require_delve
 
@@ -89,3 +94,41 @@ async def test_pause_panic_stdin_and_leaks(go_project: Path, open_debugger) -> N
     sids, _ = dbg.processes()
     await dbg.run.aclose()
     assert_gone(sids)
+
+
+@pytest.fixture
+def go_binary(go_project: Path) -> Path:
+    """A binary built the way dlv needs it (no optimisation, no inlining)."""
+    binary = go_project / "app"
+    build = ["go", "build", "-gcflags=all=-N -l", "-o", str(binary), "."]
+    subprocess.run(build, cwd=go_project, check=True, timeout=300)
+    return binary
+
+
+async def test_attach_to_headless_delve(go_binary: Path, open_debugger) -> None:
+    root = go_binary.parent
+    port = free_port()
+    headless = ["dlv", "exec", "--headless", f"--listen=127.0.0.1:{port}", "--accept-multiclient"]
+    server = await ChildProcess.start(
+        [*headless, "--api-version=2", str(go_binary)],
+        cwd=root,
+        stdin=False,
+        merge_stderr=True,
+    )
+    try:
+        dbg = await open_debugger(root)
+        await dbg.ok("breakpoints", file="main.go", lines=[line_of(root / "main.go", "acc += v")])
+        result = await dbg("attach", port=port, adapter="delve")
+        for _ in range(40):  # the headless server opens its port a moment after it starts
+            if not result.is_error:
+                break
+            await asyncio.sleep(0.1)
+            result = await dbg("attach", port=port, adapter="delve")
+        assert not result.is_error, result.text
+        assert result.data["stop"]["frame"]["name"] == "main.total"
+        assert (await dbg.ok("evaluate", expression="acc")).text.startswith("0")
+        await dbg.ok("terminate")
+        assert await server.wait(10) is not None
+    finally:
+        await server.aclose(grace=0)
+    assert session_members(server.pid) == []

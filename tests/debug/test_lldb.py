@@ -7,6 +7,10 @@ from pathlib import Path
 
 import pytest
 
+from livetools.detection import which_any
+from livetools.procs import ChildProcess, session_members
+from livetools.wire import free_port
+
 from .conftest import assert_gone, build_c, copy_project, line_of, require_lldb
 
 
@@ -127,3 +131,32 @@ async def test_stop_between_calls_is_never_skipped(c_project: Path, open_debugge
     assert second.data["stop"]["reason"] == "step"
     assert "nothing was resumed" not in second.text
     await dbg.ok("terminate")
+
+
+async def test_attach_to_lldb_server(c_project: Path, open_debugger) -> None:
+    root = c_project
+    server_binary = which_any(["lldb-server", *(f"lldb-server-{n}" for n in range(30, 9, -1))])
+    if server_binary is None:
+        pytest.skip("lldb-server not found (apt-get install lldb-16)")
+    port = free_port()
+    server = await ChildProcess.start(
+        [server_binary, "gdbserver", f"127.0.0.1:{port}", str(root / "app")],
+        cwd=root,
+        stdin=False,
+        merge_stderr=True,
+    )
+    try:
+        dbg = await open_debugger(root)
+        total_line = line_of(root / "main.c", "acc += values[i]")
+        await dbg.ok("breakpoints", file="main.c", lines=[total_line])
+        result = await dbg.ok("attach", port=port, adapter="lldb")
+        assert result.data["stop"]["reason"] == "breakpoint"
+        assert result.data["stop"]["frame"]["line"] == total_line
+        assert (await dbg.ok("evaluate", expression="acc")).text.startswith("0")
+        sids, _ = dbg.processes()
+        await dbg.ok("terminate")
+        assert_gone(sids)
+        assert await server.wait(10) is not None
+    finally:
+        await server.aclose(grace=0)
+    assert session_members(server.pid) == []
