@@ -367,7 +367,12 @@ def _candidates(
     from tree_sitter import QueryCursor
 
     found = QueryCursor(query).captures(tree.root_node).get("c", [])
+    found.sort(key=_position)
     return found, True
+
+
+def _position(node: Any) -> tuple[int, int]:
+    return node.start_byte, -node.end_byte
 
 
 def _anchored(anchors: Iterator[Any], kind_id: int) -> Iterator[Any]:
