@@ -11,9 +11,9 @@ from typing import Any
 
 from livetools import hookimpl
 from livetools.procs import session_members
-from livetools_debug.adapters import Adapter, LaunchInfo
+from livetools_debug.adapters import DEBUGPY, DELVE, Adapter, LaunchInfo
 
-from .conftest import assert_gone
+from .conftest import assert_gone, copy_project, line_of, require_delve
 
 FAKE = Path(__file__).with_name("fake_adapter.py")
 
@@ -116,3 +116,39 @@ async def test_stalled_request_and_adapter_death_mid_session(tmp_path: Path, ope
     assert_gone(dbg.processes()[0])
     again = await dbg.ok("launch", program="prog.fake")  # a dead session does not block a new one
     assert again.data["outcome"] == "stopped"
+
+
+class Offers:
+    def __init__(self, *adapters: Adapter) -> None:
+        self.adapters = list(adapters)
+
+    @hookimpl
+    def livetools_debug_adapters(self, run: Any) -> list[Adapter]:
+        return self.adapters
+
+
+async def test_tcp_adapter_we_connect_to_and_builtin_override(
+    tmp_path: Path, open_debugger
+) -> None:
+    """The listen flavour of TCP (the adapter listens, we connect), through a plugin that also
+    replaces a built-in by id."""
+    require_delve()
+    root = copy_project("go", tmp_path)
+    listening = replace(
+        DELVE, id="delve-listen", command=("dlv", "dap", "--listen={host}:{port}"), dial_in=False
+    )
+    python = replace(DEBUGPY, description="python, replaced by a plugin")
+    dbg = await open_debugger(root, plugins=(("tp", Offers(listening, python)),))
+    listing = await dbg.ok("adapters")
+    assert "delve-listen: usable" in listing.text
+    assert "debugpy: not usable" in listing.text
+    assert [a.id for a in dbg.supervisor.adapters()].count("debugpy") == 1
+    assert dbg.supervisor.adapter("debugpy").description == "python, replaced by a plugin"
+
+    call_line = line_of(root / "main.go", "// call total")
+    await dbg.ok("breakpoints", file="main.go", lines=[call_line])
+    result = await dbg.ok("launch", program=".", adapter="delve-listen")
+    assert result.data["stop"]["frame"]["line"] == call_line
+    sids, _ = dbg.processes()
+    await dbg.ok("terminate")
+    assert_gone(sids)
