@@ -17,7 +17,15 @@ def ipykernel_argv() -> list[str]:
             "ipykernel is not installed in the host's interpreter; install livetools-eval "
             "(it depends on ipykernel)"
         )
-    return [sys.executable, "-m", "ipykernel_launcher", "-f", "{connection_file}"]
+    # No history database: an agent's cells need no sqlite file shared by every kernel.
+    return [
+        sys.executable,
+        "-m",
+        "ipykernel_launcher",
+        "--HistoryManager.enabled=False",
+        "-f",
+        "{connection_file}",
+    ]
 
 
 def deno_argv() -> list[str]:
