@@ -99,3 +99,14 @@ async def test_tool_from_worker_threads(tmp_path: Path) -> None:
         )
         result = await cell(run, code)
         assert result.text == "['0', '1', '2', '3', '4', '5', '6', '7']"
+
+
+async def test_call_stopped_mid_bridge_leaves_a_usable_kernel(tmp_path: Path) -> None:
+    async with open_run(tmp_path, call_timeouts={"eval": 1.5}) as run:
+        await cell(run, "x = 5")
+        t0 = time.monotonic()
+        stopped = await cell(run, "tool('stall', {'seconds': 30})")
+        assert time.monotonic() - t0 < 4
+        assert stopped.is_error and "timed out after 1.5s" in stopped.text
+        after = await cell(run, "x")  # the abandoned cell was interrupted; state kept
+        assert after.text == "5", after.text
