@@ -37,7 +37,7 @@ def ms(values: list[float]) -> float:
 
 async def overhead(run, root: Path, rounds: int) -> None:
     sup = run.resource("lsp")
-    for action, method, file, line, symbol, _, _ in QUERIES:  # warm up: server + documents
+    for action, _method, file, line, symbol, _, _ in QUERIES:  # warm up: server + documents
         r = await run.call("lsp", {"action": action, "file": file, "line": line, "symbol": symbol})
         assert not r.is_error, r.text
     server = sup.running_for(root / "app.py")
