@@ -120,3 +120,28 @@ async def test_server_that_exits_at_start_is_reported(tmp_path: Path) -> None:
         assert r.is_error
         assert "quits: initialize failed" in r.text and "exit code 2" in r.text, r.text
         assert "no config" in r.text
+
+
+async def test_rustup_proxy_without_rust_analyzer(tmp_path: Path) -> None:
+    """The real case on this kind of machine: rustup's proxy is on PATH and exits 1."""
+    import shutil
+
+    binary = shutil.which("rust-analyzer")
+    if binary is None:
+        pytest.skip("no rust-analyzer on PATH")
+    if _runs(binary):
+        pytest.skip("this rust-analyzer works; the failing proxy case does not apply")
+    (tmp_path / "Cargo.toml").write_text('[package]\nname = "x"\nversion = "0.1.0"\n')
+    (tmp_path / "main.rs").write_text("fn main() {}\n")
+    async with lsp_run(tmp_path) as run:
+        r = await run.call(
+            "lsp", {"action": "hover", "file": "main.rs", "line": 1, "symbol": "main"}
+        )
+        assert r.is_error and "rust-analyzer: binary exits 1" in r.text, r.text
+
+
+def _runs(binary: str) -> bool:
+    import subprocess
+
+    probe = subprocess.run([binary, "--version"], capture_output=True, timeout=30, check=False)
+    return probe.returncode == 0
