@@ -173,11 +173,10 @@ async def _sample(pid: int, known: set[tree.Ident], escaped: set[int]) -> None:
     sessions they lead go to the host's reaper too, so they die even if the host is killed."""
     intervals = iter(SAMPLE_INTERVALS)
     while True:
-        table = tree.snapshot()
-        found = tree.descendants({pid}, table)
-        known |= found
-        for member, _start in found:
-            if table[member][1] == member and member not in escaped:
+        found = await asyncio.to_thread(tree.sample, pid)
+        known |= {(member, start) for member, (_sid, start) in found.items()}
+        for member, (sid, _start) in found.items():
+            if sid == member and member not in escaped:
                 escaped.add(member)
                 tracking.track(member)
         await asyncio.sleep(next(intervals, SAMPLE_INTERVAL))

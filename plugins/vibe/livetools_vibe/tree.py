@@ -10,6 +10,7 @@ the sampling interval bounds that window.
 
 from __future__ import annotations
 
+import functools
 import os
 import signal
 import time
@@ -60,6 +61,42 @@ def descendants(roots: set[int], table: Table | None = None) -> set[Ident]:
             ident = (child, table[child][2])
             if ident not in found:
                 found.add(ident)
+                stack.append(child)
+    return found
+
+
+@functools.cache
+def _children_files() -> bool:
+    """Whether /proc/<pid>/task/<tid>/children exists (CONFIG_PROC_CHILDREN; not everywhere)."""
+    pid = os.getpid()
+    return os.path.exists(f"{_PROC}/{pid}/task/{pid}/children")
+
+
+def sample(root: int) -> dict[int, tuple[int, int]]:
+    """The live descendants of `root`: pid -> (session id, start time). Walks the children
+    files when the kernel has them (a few reads per process of the tree), else scans /proc."""
+    if not _children_files():
+        table = snapshot()
+        return {pid: table[pid][1:] for pid, _start in descendants({root}, table)}
+    found: dict[int, tuple[int, int]] = {}
+    stack = [root]
+    while stack:
+        pid = stack.pop()
+        try:
+            tids = os.listdir(f"{_PROC}/{pid}/task")
+        except OSError:
+            continue
+        for tid in tids:
+            try:
+                with open(f"{_PROC}/{pid}/task/{tid}/children", "rb") as f:
+                    children = [int(c) for c in f.read().split()]
+            except OSError:
+                continue
+            for child in children:
+                fields = _stat(child)
+                if child in found or not fields or len(fields) < 20 or fields[0] in (b"Z", b"X"):
+                    continue
+                found[child] = (int(fields[3]), int(fields[19]))
                 stack.append(child)
     return found
 
