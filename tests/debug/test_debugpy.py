@@ -208,6 +208,11 @@ async def test_refusals(tmp_path: Path, open_debugger) -> None:
     assert "unknown frame id 999999" in (await dbg.err("scopes", frame_id=999999)).text
     assert "unknown reference 999999" in (await dbg.err("variables", reference=999999)).text
     assert "needs frame_id" in (await dbg.err("scopes")).text
+    assert (
+        "unknown thread id 4242; threads: 1 (MainThread)"
+        in (await dbg.err("step_over", thread_id=4242)).text
+    )
+    assert (await dbg.ok("status")).data["state"] == "stopped"  # a refused step changes nothing
     bad = await dbg.err("evaluate", expression="no_such_name")
     assert "no_such_name" in bad.text
     stack = await dbg.ok("stack")

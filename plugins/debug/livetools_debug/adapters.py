@@ -270,7 +270,8 @@ DELVE = Adapter(
     attach_config=_delve_attach,
     attach_direct=True,
     stdout_is_output=True,  # delve 1.20 sends no output events for the debuggee
-    stdout_ignore=r"^(DAP server listening at|Type 'dlv help')",
+    # dlv's own chatter on that stdout: its banner and its log lines ("... error layer=dap ...")
+    stdout_ignore=r"^(DAP server listening at|Type 'dlv help')|^\S+ \w+ layer=\w+ ",
     exit_pattern=r"Process \d+ has exited with status (-?\d+)",
     init_timeout=120.0,  # mode debug compiles first: 12 s with a cold build cache
     description="Go (dlv dap)",

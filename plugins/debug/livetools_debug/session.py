@@ -486,7 +486,12 @@ class Session:
 
     async def thread_for(self, thread_id: int | None) -> int:
         if thread_id is not None:
-            return thread_id
+            body = await self.call("threads")
+            threads = [t for t in body.get("threads") or [] if isinstance(t, dict)]
+            if any(t.get("id") == thread_id for t in threads):
+                return thread_id
+            known = ", ".join(f"{t.get('id')} ({t.get('name')})" for t in threads[:20])
+            raise ToolError(f"unknown thread id {thread_id}; threads: {known or 'none'}")
         if self.stop is not None and self.stop.thread_id is not None:
             return self.stop.thread_id
         return await self.first_thread()
@@ -551,9 +556,15 @@ class Session:
             return outcome
         thread = await self.thread_for(thread_id)
         mark, epoch = self.output.mark(), self._epoch
-        self.state = "running"
+        stop, self.state = self.stop, "running"  # before sending: a stop may beat the response
         self._invalidate()
-        await self.call(command, {"threadId": thread})
+        try:
+            await self.call(command, {"threadId": thread})
+        except ToolError:
+            if self._epoch == epoch and self.state == "running":
+                self.state, self.stop = "stopped", stop  # refused (a bad thread id): still there
+                self.unseen = False
+            raise
         await self.wait_change(epoch, grace)
         return await self.outcome(mark)
 

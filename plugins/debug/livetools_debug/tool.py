@@ -207,7 +207,7 @@ def outcome_result(
     if outcome.output:
         lines.append("output:")
         shown = outcome.output.rstrip("\n")
-        lines.append(cap_text(shown, RESUME_OUTPUT_CAP, tail=RESUME_OUTPUT_CAP // 2))
+        lines.append(cap_text(shown, RESUME_OUTPUT_CAP, tail=RESUME_OUTPUT_CAP - 300))
     data = {
         "state": session.state,
         "outcome": outcome.kind,
@@ -518,7 +518,7 @@ async def op_output(sup: DebugSupervisor, args: DebugArgs) -> Result:
     text = ring.text()
     if not text:
         return Result("no output yet", data={"output": "", "dropped": ring.dropped})
-    shown = cap_text(text.rstrip("\n"), OUTPUT_CAP, tail=OUTPUT_CAP // 2)
+    shown = cap_text(text.rstrip("\n"), OUTPUT_CAP, tail=OUTPUT_CAP - 1000)  # errors come last
     head = f"(the first {ring.dropped} characters fell out of the buffer)\n" if ring.dropped else ""
     return Result(head + shown, data={"output": shown, "dropped": ring.dropped})
 
