@@ -10,6 +10,7 @@ import pytest
 from livetools.detection import which_any
 from livetools.procs import ChildProcess, session_members
 from livetools.wire import free_port
+from tests.support import require_binary
 
 from .conftest import assert_gone, build_c, copy_project, line_of, require_lldb
 
@@ -137,7 +138,7 @@ async def test_attach_to_lldb_server(c_project: Path, open_debugger) -> None:
     root = c_project
     server_binary = which_any(["lldb-server", *(f"lldb-server-{n}" for n in range(30, 9, -1))])
     if server_binary is None:
-        pytest.skip("lldb-server not found (apt-get install lldb-16)")
+        server_binary = require_binary("lldb-server", "apt-get install lldb-16")
     port = free_port()
     server = await ChildProcess.start(
         [server_binary, "gdbserver", f"127.0.0.1:{port}", str(root / "app")],
