@@ -117,6 +117,14 @@ async def test_bad_questions_get_clear_errors(args, expected):
     assert asked == []
 
 
+async def test_bad_expiry_setting_is_reported_and_offers_no_tool(monkeypatch):
+    monkeypatch.setenv("LIVETOOLS_ASK_EXPIRY", "soon")
+    ports = Ports(question=replying(Answer()), target_space="test")
+    async with host().open_run(".", ports=ports) as run:
+        assert "ask_user" not in {t.name for t in run.tools()}
+        assert any("'soon': expected a positive number of seconds" in p for p in run.problems)
+
+
 async def test_questions_are_numbered_per_run():
     ports = Ports(question=replying(Answer(text="ok")), target_space="test")
     async with host().open_run(".", ports=ports) as run:

@@ -7,6 +7,10 @@ first request): the 2025-11-25 `initialize` handshake and the 2026-07-28 per-req
 When the run's tool set changes, handshake clients get `notifications/tools/list_changed` on the
 connection's standalone channel and 2026 clients get it on their `subscriptions/listen` stream.
 
+A client that declares form elicitation gets ask_user: the face then hands the run an
+elicitation question port (`mcp_elicit`), which asks mid-call in the handshake era and through
+`InputRequiredResult` rounds in the 2026 era.
+
 `mcp` is imported inside functions only: `import livetools` and `livetools tools` must not pay for
 it (about two seconds of pydantic model building).
 """
@@ -30,6 +34,13 @@ from ..results import Result
 from ..run import Run
 from ..schemas import export_one
 from ..tiers import Surface
+from .mcp_elicit import (
+    TARGET_SPACE,
+    ElicitationPort,
+    ParkedCalls,
+    asking_through_session,
+    declares_form,
+)
 
 if TYPE_CHECKING:
     import anyio.abc
@@ -63,6 +74,11 @@ class McpFace:
         self.surface = surface
         self.bus: InMemorySubscriptionBus = InMemorySubscriptionBus()
         self.client_can_elicit = False
+        # ask_user: the port handed to the run once the client declares elicitation, the lock
+        # that makes the hand-over happen once, and the 2026-era calls waiting for answers.
+        self._question_port: ElicitationPort | None = None
+        self._offering = asyncio.Lock()
+        self.parked = ParkedCalls()
         # The handshake era has exactly one connection per stdio process; any of its
         # ServerSessions reaches the connection's standalone channel, which outlives the request
         # it was built for, so a change that happens between requests can still be announced.
@@ -102,6 +118,9 @@ class McpFace:
             finally:
                 self._tasks = None
                 tasks.cancel_scope.cancel()
+                # Questions parked for a 2026 client's retry will get no answer now.
+                with anyio.CancelScope(shield=True):
+                    await self.parked.detach_all("the MCP client disconnected")
 
     async def _observe(
         self,
@@ -115,22 +134,32 @@ class McpFace:
 
         if ctx.protocol_version not in MODERN_PROTOCOL_VERSIONS and ctx.method != "initialize":
             self._handshake_session = ctx.session
-        result = await call_next(ctx)
+        # Before the handler, so the message that first shows the capability (handshake:
+        # `notifications/initialized`; 2026: any request, its envelope carries them) already
+        # sees ask_user, and so does every later one.
         capabilities = ctx.session.client_capabilities
         if capabilities is not None:
-            self._client_declared(capabilities)
-        return result
+            await self._client_declared(capabilities)
+        return await call_next(ctx)
 
-    def _client_declared(self, capabilities: types.ClientCapabilities) -> None:
-        """Seam for ask_user: it must be offered only to a client that can elicit.
+    async def _client_declared(self, capabilities: types.ClientCapabilities) -> None:
+        """ask_user is offered only to a client that can show an elicitation form.
 
-        Handshake era: the capabilities come from `initialize` and are known from
-        `notifications/initialized` on. 2026 era: every request's envelope carries them, and
-        elicitation happens through an `InputRequiredResult` from the tool call, not a
-        server-initiated request. The issue that adds ask_user connects its question resource
-        here (`self.run.connect(...)`) the first time `client_can_elicit` turns true; the run then
-        calls `_tools_changed`, which announces the new tool in both eras."""
-        self.client_can_elicit = capabilities.elicitation is not None
+        The first time the capability shows up, the run gets the elicitation question port
+        (target space "mcp"); its resource discovery then connects ask_user and the run calls
+        `_tools_changed`, which announces the new tool in both eras. Messages that arrive while
+        that happens wait on the lock, so none of them sees the tool set half-changed. A client
+        without form elicitation never gets the port: ask_user is not listed and calling it is
+        an unknown tool."""
+        if self._question_port is not None or not declares_form(capabilities):
+            return
+        async with self._offering:
+            if self._question_port is not None:
+                return
+            port = ElicitationPort()
+            await self.run.update_ports(question=port, target_space=TARGET_SPACE)
+            self._question_port = port
+            self.client_can_elicit = True
 
     # -- tools/list and tools/call -------------------------------------------------------------
 
@@ -147,13 +176,41 @@ class McpFace:
 
     async def _call_tool(
         self, ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams
-    ) -> types.CallToolResult:
-        try:
-            result = await self.run.call(params.name, params.arguments or {}, surface=self.surface)
-        except Exception as exc:  # run.call reports caller errors as results; this is our bug
-            log.exception("tool call %s raised", params.name)
-            result = Result.error(f"{params.name} failed: {type(exc).__name__}: {exc}")
-        return to_call_result(result)
+    ) -> types.CallToolResult | types.InputRequiredResult:
+        """Run the call with the question port bound to this request. Handshake era: the port
+        sends `elicitation/create` on this request's session. 2026 era (once ask_user is
+        offered): the call runs in the background and a question comes back as an
+        `InputRequiredResult`; the client's retry carries the answer and `requestState`."""
+        import mcp_types as types
+        from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+
+        arguments = params.arguments or {}
+        can_elicit = declares_form(ctx.session.client_capabilities)
+
+        async def run_call() -> Result:
+            try:
+                return await self.run.call(params.name, arguments, surface=self.surface)
+            except Exception as exc:  # run.call reports caller errors as results; our bug
+                log.exception("tool call %s raised", params.name)
+                return Result.error(f"{params.name} failed: {type(exc).__name__}: {exc}")
+
+        if ctx.protocol_version in MODERN_PROTOCOL_VERSIONS:
+            outcome: Result | types.InputRequiredResult
+            if params.request_state is not None:
+                outcome = await self.parked.resume(
+                    params.name, arguments, params.request_state, params.input_responses
+                )
+            elif self._question_port is not None:
+                outcome = await self.parked.call(
+                    params.name, arguments, run_call, can_elicit=can_elicit
+                )
+            else:
+                outcome = await run_call()
+            if isinstance(outcome, types.InputRequiredResult):
+                return outcome
+            return to_call_result(outcome)
+        with asking_through_session(ctx.session, ctx.request_id, can_elicit=can_elicit):
+            return to_call_result(await run_call())
 
     # -- tools/list_changed --------------------------------------------------------------------
 

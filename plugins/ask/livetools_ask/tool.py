@@ -20,7 +20,13 @@ def expiry_seconds(options: dict[str, Any]) -> float:
     """The run option `ask_expiry`, else LIVETOOLS_ASK_EXPIRY (for the CLI and MCP faces), else
     ten minutes."""
     value = options.get("ask_expiry") or os.environ.get(ENV_EXPIRY) or DEFAULT_EXPIRY
-    return float(value)
+    try:
+        seconds = float(value)
+    except ValueError:
+        seconds = 0.0
+    if not 0 < seconds < float("inf"):
+        raise ValueError(f"ask expiry {value!r}: expected a positive number of seconds")
+    return seconds
 
 
 class OptionArg(BaseModel):
