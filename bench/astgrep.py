@@ -106,6 +106,7 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--package", default="pandas", help="a large installed package")
     parser.add_argument("--quick", action="store_true", help="a small corpus, for a smoke run")
+    parser.add_argument("--only", default="", help="run only the cases whose label has this text")
     args = parser.parse_args()
     binary = shutil.which("ast-grep")
     if binary is None:
@@ -117,6 +118,8 @@ def main() -> None:
         sink = Path(tmp) / "cli.json"
         print(f"corpus: {files} files, {size / 1e6:.1f} MB; {version.strip()}; runs: {args.runs}")
         for label, pattern, limit, target in CASES:
+            if args.only not in label:
+                continue
             cli_runs, our_runs, cli_n, our_n = [], [], 0, 0
             for _ in range(args.runs):
                 t, cli_n = cli_time(binary, pattern, corpus, sink)
@@ -125,12 +128,13 @@ def main() -> None:
                 our_runs.append(t)
             report(f"{label} `{pattern}`", cli_runs, our_runs, f"({cli_n} vs {our_n})", target)
         cli_runs, our_runs = [], []
-        for _ in range(args.runs):
+        for _ in range(args.runs if args.only in "warm" else 0):
             t, cli_n = cli_time(binary, "isinstance($X, str)", corpus, sink)
             cli_runs.append(t)
             t, our_n = asyncio.run(ours_warm(corpus, "$F($$$ARGS)", "isinstance($X, str)"))
             our_runs.append(t)
-        report("warm `isinstance($X, str)`", cli_runs, our_runs, f"({cli_n} vs {our_n})", 0.1)
+        if cli_runs:
+            report("warm `isinstance($X, str)`", cli_runs, our_runs, f"({cli_n} vs {our_n})", 0.1)
 
 
 if __name__ == "__main__":

@@ -3,7 +3,8 @@
 For each adapter usable here (debugpy, lldb, delve), a small loop program is debugged both ways,
 interleaved: launch -> stopped at a breakpoint with the top frame known, then N step_over round
 trips, each to the next `stopped` with the top frame known. The raw script is the anchor: the
-minimal correct DAP client (same request order, same framing layer, no tool machinery).
+minimal correct DAP client (same request order, same launch arguments and exception filters,
+same framing layer and transport, no tool machinery).
 
     uv run python bench/debug.py [--repeats 5] [--steps 20] [--adapters debugpy,lldb,delve]
 """
@@ -27,7 +28,7 @@ from livetools import Host
 from livetools.detection import which_any
 from livetools.procs import ChildProcess
 from livetools.wire import FramedReader, FramedWriter
-from livetools_debug.adapters import lldb_names
+from livetools_debug.adapters import DEBUGPY, DELVE, LLDB, LaunchInfo, lldb_names
 
 PY = """\
 def main():
@@ -71,7 +72,8 @@ class Case:
     source: Path
     line: int
     argv: list[str]  # the raw script's adapter command
-    config: dict[str, Any]  # the raw script's launch arguments
+    config: dict[str, Any]  # the raw script's launch arguments: the same the tool sends
+    filters: tuple[str, ...] = ()
     tcp: bool = False
 
 
@@ -90,16 +92,8 @@ def prepare(work: Path, names: list[str]) -> list[Case]:
                 root / "loop.py",
                 4,
                 [sys.executable, "-m", "debugpy.adapter"],
-                {
-                    "type": "debugpy",
-                    "request": "launch",
-                    "program": str(root / "loop.py"),
-                    "cwd": str(root),
-                    "console": "internalConsole",
-                    "justMyCode": True,
-                    "python": [shutil.which("python3") or sys.executable],
-                    "subProcess": False,
-                },
+                DEBUGPY.launch_config(LaunchInfo(root / "loop.py", [], root, root)),
+                DEBUGPY.exception_filters,
             )
         )
     lldb = which_any(lldb_names())
@@ -119,7 +113,7 @@ def prepare(work: Path, names: list[str]) -> list[Case]:
                 root / "loop.c",
                 4,
                 [lldb],
-                {"request": "launch", "program": str(root / "loop"), "cwd": str(root)},
+                LLDB.launch_config(LaunchInfo(root / "loop", [], root, root)),
             )
         )
     if "delve" in names and shutil.which("dlv") and shutil.which("go"):
@@ -138,7 +132,7 @@ def prepare(work: Path, names: list[str]) -> list[Case]:
                 root / "main.go",
                 6,
                 ["dlv", "dap", "--client-addr=127.0.0.1:{port}"],
-                {"request": "launch", "mode": "exec", "program": str(binary), "cwd": str(root)},
+                DELVE.launch_config(LaunchInfo(binary, [], root, root)),  # mode exec
                 tcp=True,
             )
         )
@@ -203,15 +197,18 @@ async def raw_run(case: Case, steps: int) -> tuple[float, list[float]]:
         else:
             reader, writer = FramedReader(child.stdout), FramedWriter(child.stdin)  # type: ignore[arg-type]
         dap = Raw(reader, writer)
-        await dap.call(
-            "initialize", {"adapterID": case.adapter, "linesStartAt1": True, "pathFormat": "path"}
-        )
+        hello = {"adapterID": case.adapter, "linesStartAt1": True, "pathFormat": "path"}
+        caps = (await dap.call("initialize", hello)).get("body") or {}
         launched = await dap.send("launch", case.config)
         await dap.event("initialized")
         await dap.call(
             "setBreakpoints",
             {"source": {"path": str(case.source)}, "breakpoints": [{"line": case.line}]},
         )
+        if caps.get("exceptionBreakpointFilters"):  # the same filters the tool enables
+            declared = {f["filter"] for f in caps["exceptionBreakpointFilters"]}
+            filters = [f for f in case.filters if f in declared]
+            await dap.call("setExceptionBreakpoints", {"filters": filters})
         await dap.call("configurationDone", {})
         await asyncio.wait_for(launched, 30)
         stop = await dap.event("stopped")
