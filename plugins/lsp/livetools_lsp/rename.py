@@ -175,7 +175,8 @@ async def lsp_rename(ctx: CallContext, args: RenameArgs) -> Result:
         )
     work = Workspace(sup, server)
     work.apply_edit(edit)
-    staged = StagedEdit.stage(sup.root, dict(work.texts))
+    contents: dict[str | Path, str | bytes | None] = dict(work.texts)
+    staged = StagedEdit.stage(sup.root, contents)
     changed = [c for c in staged.changes if c.original != c.new]
     if not changed:
         raise ToolError(f"the rename to {args.new_name} changes nothing; nothing was written")
