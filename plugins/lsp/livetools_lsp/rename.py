@@ -175,7 +175,7 @@ async def lsp_rename(ctx: CallContext, args: RenameArgs) -> Result:
         )
     work = Workspace(sup, server)
     work.apply_edit(edit)
-    contents: dict[str | Path, str | bytes | None] = dict(work.texts)
+    contents: dict[str | Path, str | bytes | None] = {p: t for p, t in work.texts.items()}
     staged = StagedEdit.stage(sup.root, contents)
     changed = [c for c in staged.changes if c.original != c.new]
     if not changed:
