@@ -19,6 +19,7 @@ from typing import Any
 from livetools.procs import ChildProcess
 
 from .engine import FileJob, FileOutcome, FileRewrite
+from .gcpause import gc_paused
 from .pattern import Pattern
 from .worker import HEADER
 
@@ -59,7 +60,8 @@ class Worker:
             finally:
                 if not done:  # cancelled or dead mid-request: its stream state is unknown
                     self.broken = True
-            status, value = pickle.loads(body)
+            with gc_paused():
+                status, value = pickle.loads(body)
             if status != "ok":
                 raise WorkerError(f"parse worker failed: {value}")
             return value

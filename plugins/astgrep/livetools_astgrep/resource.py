@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 from livetools import Resource, StagedEdit
 
 from .engine import BINARY_PROBE, Engine, FileJob, FileOutcome, FileRewrite
+from .gcpause import gc_paused
 from .grammar import Grammar
 from .pattern import Pattern, PatternError
 from .table import GrammarTable
@@ -205,7 +206,7 @@ class AstGrepResource(Resource):
         self, grammar: Grammar, pattern: Pattern, jobs: list[FileJob], limit: int
     ) -> list[FileOutcome]:
         def inline() -> list[FileOutcome]:
-            with self._engine_lock:
+            with self._engine_lock, gc_paused():
                 return self._inline_engine().search(jobs, pattern, grammar.loader, limit)
 
         return await asyncio.to_thread(inline)

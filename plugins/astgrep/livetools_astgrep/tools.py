@@ -23,6 +23,7 @@ from livetools import (
 )
 
 from .engine import FileJob
+from .gcpause import gc_paused
 from .grammar import Grammar
 from .metavars import TEMPLATE
 from .pattern import Pattern, PatternError
@@ -204,7 +205,8 @@ async def ast_grep(ctx: CallContext, args: AstGrepArgs) -> Result:
         part = await res.search(grammar, scope.patterns[grammar_id], jobs, room)
         parts.append(part)
         found += sum(len(o.matches) for o in part.outcomes)
-    return _search_result(scope, parts, limit)
+    with gc_paused():
+        return _search_result(scope, parts, limit)
 
 
 def _search_result(scope: Scope, parts: list[Searched], limit: int) -> Result:

@@ -4,6 +4,7 @@ stdin, answers on stdout, keeps its own parse cache for the run, and returns onl
 
 from __future__ import annotations
 
+import gc
 import os
 import pickle
 import sys
@@ -37,6 +38,9 @@ def handle(engine: Engine, request: tuple[Any, ...]) -> Any:
 
 
 def main() -> None:
+    # Match records are many small objects and make no cycles: the cyclic collector would walk
+    # the parse cache over and over while a large result is built (seconds per query).
+    gc.disable()
     stdin, stdout = sys.stdin.buffer, sys.stdout.buffer
     sys.stdout = sys.stderr  # a stray print must not corrupt the frames
     engine = Engine(cache_bytes=int(os.environ.get("LIVETOOLS_ASTGREP_CACHE_BYTES", 96 << 20)))
