@@ -57,7 +57,7 @@ def test_plugin_import_and_tool_listing_stay_light():
         "from livetools import Host\n"
         "import asyncio\n"
         "async def main():\n"
-        "    host = Host()\n"
+        "    host = Host(plugins=[('astgrep', livetools_astgrep)], entry_points=False)\n"
         "    async with host.open_run('.') as run:\n"
         "        run.schemas('agent')\n"
         "asyncio.run(main())\n"

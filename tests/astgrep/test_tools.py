@@ -247,6 +247,7 @@ async def test_workers_search_rewrite_and_die_with_the_run(tmp_path):
     try:
         first = await run.call("ast_grep", {"pattern": "$F($$$A)", "max_results": 0})
         second = await run.call("ast_grep", {"pattern": "isinstance($X, $T)"})
+        limited = await run.call("ast_grep", {"pattern": "$F($$$A)", "max_results": 7})
         staged = await run.call("ast_edit", {"pattern": "print($$$A)", "rewrite": "log($$$A)"})
         resource = run.resource("astgrep")
         pool = resource._pool
@@ -258,6 +259,8 @@ async def test_workers_search_rewrite_and_die_with_the_run(tmp_path):
     async with host().open_run(root) as inline_run:
         inline = await inline_run.call("ast_grep", {"pattern": "$F($$$A)", "max_results": 0})
     assert inline.data["matches"] == first.data["matches"] and len(inline.data["matches"]) > 30
+    assert limited.data["matches"] == first.data["matches"][:7]  # early stop, same prefix
+    assert limited.data["truncated"] is True
     assert not first.is_error and first.data["files_searched"] == 3
     assert len(second.data["matches"]) == 4
     assert staged.data["replacements"] == 3
