@@ -6,8 +6,15 @@ so a plan-mode agent cannot reach a write tool by guessing its name.
 
 from __future__ import annotations
 
+import os
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
+
+# A worker backend passes its spawner's ceiling to the processes it starts; every face honours it
+# and no `--surface` lifts it. LIVETOOLS_WORKER marks a worker: its questions go through its parent.
+ENV_SURFACE = "LIVETOOLS_SURFACE"
+ENV_WORKER = "LIVETOOLS_WORKER"
 
 
 class Tier(StrEnum):
@@ -28,6 +35,12 @@ class Surface:
     def admits(self, tool_name: str, tier: Tier) -> bool:
         return tier in self.tiers and tool_name not in self.exclude
 
+    def spec(self) -> str:
+        """The surface as `--surface` / LIVETOOLS_SURFACE spell it, exclusions included, so it
+        survives the trip into a worker process: `read,exec,-lsp_rename`."""
+        tiers = [t.value for t in Tier if t in self.tiers]
+        return ",".join([*tiers, *(f"-{name}" for name in sorted(self.exclude))])
+
     def capped_by(self, ceiling: Surface) -> Surface:
         """The surface a spawned worker gets: never more than its spawner's."""
         return Surface(
@@ -44,11 +57,37 @@ READONLY = Surface("readonly", frozenset({Tier.READ}))
 BUILTIN_SURFACES: dict[str, Surface] = {s.name: s for s in (AGENT, PLAN, READONLY)}
 
 
-def parse_tiers(spec: str) -> frozenset[Tier]:
-    """`read,write` → {READ, WRITE}; lets a harness name a custom surface on the command line."""
+def parse_surface(spec: str, known: Mapping[str, Surface] = BUILTIN_SURFACES) -> Surface:
+    """`plan`, `read,exec`, `agent,-lsp_rename`: surface names and tiers add up, `-tool` excludes
+    a tool. Raises ValueError naming what is accepted."""
+    if spec in known:
+        return known[spec]
+    tiers: set[Tier] = set()
+    exclude: set[str] = set()
+    for part in (p.strip() for p in spec.split(",")):
+        if not part:
+            continue
+        if part.startswith("-"):
+            exclude.add(part[1:])
+        elif part in known:
+            tiers |= known[part].tiers
+            exclude |= known[part].exclude
+        elif part in Tier._value2member_map_:
+            tiers.add(Tier(part))
+        else:
+            raise ValueError(
+                f"unknown surface or tier {part!r} in {spec!r}; use {', '.join(known)}, or "
+                f"tiers ({', '.join(t.value for t in Tier)}) with -tool exclusions"
+            )
+    return Surface(spec, frozenset(tiers), frozenset(exclude))
+
+
+def inherited_ceiling(environ: Mapping[str, str] = os.environ) -> Surface | None:
+    """The ceiling a worker process inherited; an unreadable one means the narrowest surface."""
+    spec = environ.get(ENV_SURFACE)
+    if not spec:
+        return None
     try:
-        return frozenset(Tier(part.strip()) for part in spec.split(",") if part.strip())
+        return parse_surface(spec)
     except ValueError:
-        raise ValueError(
-            f"unknown tier in {spec!r}; tiers are {', '.join(t.value for t in Tier)}"
-        ) from None
+        return READONLY

@@ -136,3 +136,22 @@ def test_status_text(tmp_path):
     out = livetools("status", "--root", str(tmp_path))
     assert out.returncode == 0
     assert "testkit" in out.stdout and "kit: " in out.stdout
+
+
+def test_surface_specs_with_exclusions_round_trip(tmp_path):
+    from livetools import AGENT, PLAN, Surface
+    from livetools.tiers import parse_surface
+
+    custom = Surface("x", AGENT.tiers, frozenset({"nap", "ask_user"}))
+    assert custom.spec() == "read,write,exec,-ask_user,-nap"
+    again = parse_surface(custom.spec())
+    assert (again.tiers, again.exclude) == (custom.tiers, custom.exclude)
+    assert parse_surface("plan") is PLAN
+    with pytest.raises(ValueError, match="unknown surface or tier 'god'"):
+        parse_surface("read,god")
+    hidden = tools("--surface", "agent,-touch", "--root", str(tmp_path))
+    assert "touch" not in {t["name"] for t in hidden} and "nap" in {t["name"] for t in hidden}
+    capped = tools(
+        "--surface", "agent", "--root", str(tmp_path), LIVETOOLS_SURFACE="read,exec,-nap"
+    )
+    assert {t["name"] for t in capped} == READ_TOOLS

@@ -28,7 +28,9 @@ async def test_a_worker_spawned_from_plan_sees_only_read_tools(tmp_path):
     async with vibe_run(tmp_path, honours_surface=True) as run:
         brief = lines("env", "livetools tools --format json --root .")
         out = await worker_result(run, brief, surface="plan")
-        assert out.startswith("LIVETOOLS_SURFACE=plan LIVETOOLS_WORKER=1 LIVETOOLS_WORKER_ID=w1")
+        assert out.startswith(
+            "LIVETOOLS_SURFACE=read,-ask_user LIVETOOLS_WORKER=1 LIVETOOLS_WORKER_ID=w1"
+        )
         tiers = tool_tiers(out)
         assert set(tiers) == READ_TOOLS and set(tiers.values()) == {"read"}
         # Asking for more inside the worker does not lift the ceiling.
@@ -41,7 +43,7 @@ async def test_a_worker_spawned_from_plan_sees_only_read_tools(tmp_path):
 async def test_a_worker_spawned_from_agent_sees_write_and_exec_tools(tmp_path):
     async with vibe_run(tmp_path, honours_surface=True) as run:
         out = await worker_result(run, lines("env", "livetools tools --format json --root ."))
-        assert out.startswith("LIVETOOLS_SURFACE=agent LIVETOOLS_WORKER=1")
+        assert out.startswith("LIVETOOLS_SURFACE=read,write,exec,-ask_user LIVETOOLS_WORKER=1")
         assert set(tool_tiers(out).values()) == {"read", "write", "exec"}
 
 
@@ -61,21 +63,21 @@ async def test_a_custom_surface_passes_its_tiers(tmp_path):
     h.define_surface("reviewer", ["read", "exec"])
     async with vibe_run(tmp_path, h, honours_surface=True) as run:
         out = await worker_result(run, lines("env"), surface="reviewer")
-        assert out.startswith("LIVETOOLS_SURFACE=read,exec LIVETOOLS_WORKER=1")
+        assert out.startswith("LIVETOOLS_SURFACE=read,exec,-ask_user LIVETOOLS_WORKER=1")
 
 
 async def test_a_ceiling_this_process_inherited_caps_its_workers(tmp_path, monkeypatch):
     monkeypatch.setenv("LIVETOOLS_SURFACE", "plan")
     async with vibe_run(tmp_path, honours_surface=True) as run:
         out = await worker_result(run, lines("env"), surface="agent")
-        assert out.startswith("LIVETOOLS_SURFACE=plan ")
+        assert out.startswith("LIVETOOLS_SURFACE=read,-ask_user ")
 
 
 async def test_restricted_spawners_need_a_readonly_command_unless_the_worker_honours_it(tmp_path):
     async with vibe_run(tmp_path) as run:
         refused = await run.call("vibe_spawn", {"brief": "say hi", "label": "x"}, surface="plan")
         assert refused.is_error
-        assert "surface (plan) may not write" in refused.text
+        assert "surface (read,-ask_user) may not write" in refused.text
         assert (
             "[tool.livetools.vibe.readonly]" in refused.text and "honours_surface" in refused.text
         )
@@ -86,7 +88,7 @@ async def test_restricted_spawners_need_a_readonly_command_unless_the_worker_hon
     async with vibe_run(tmp_path, readonly=readonly) as run:
         out = await worker_result(run, lines("argv", "env"), surface="plan", tier="fast")
         assert out.splitlines()[0] == "argv: --read-only"
-        assert "LIVETOOLS_SURFACE=plan" in out and "LIVETOOLS_VIBE_TIER=fast" in out
+        assert "LIVETOOLS_SURFACE=read,-ask_user" in out and "LIVETOOLS_VIBE_TIER=fast" in out
         good = await run.call("vibe_spawn", {"brief": "x", "label": "g"}, surface="plan")
         assert good.is_error and "[tool.livetools.vibe.readonly]" in good.text
         assert await worker_result(run, lines("argv"), surface="agent") == "argv:"
@@ -95,10 +97,10 @@ async def test_restricted_spawners_need_a_readonly_command_unless_the_worker_hon
 async def test_send_reruns_under_the_senders_ceiling(tmp_path):
     async with vibe_run(tmp_path, honours_surface=True) as run:
         first = await worker_result(run, lines("env"), surface="agent")
-        assert first.startswith("LIVETOOLS_SURFACE=agent")
+        assert first.startswith("LIVETOOLS_SURFACE=read,write,exec,")
         await ok(run, "vibe_send", {"worker_id": "w1", "message": "again"}, surface="plan")
         done = await ok(run, "vibe_wait", {"worker_id": "w1", "timeout_seconds": 30})
-        assert done.data["result"].startswith("LIVETOOLS_SURFACE=plan")
+        assert done.data["result"].startswith("LIVETOOLS_SURFACE=read,-ask_user")
         assert done.data["surface"] == "worker<=plan"
 
 
@@ -106,4 +108,4 @@ async def test_template_placeholders(tmp_path):
     argv = [sys.executable, WORKER_ARGV[1], "{tier}", "{label}", "{worker_id}", "{surface}"]
     async with vibe_run(tmp_path, command=argv) as run:
         out = await worker_result(run, "argv", tier="fast", label="my job")
-        assert out == "argv: fast my job w1 agent"
+        assert out == "argv: fast my job w1 read,write,exec,-ask_user"

@@ -19,14 +19,10 @@ from ..host import Host
 from ..ports import Ports
 from ..run import Run, is_usage_error
 from ..schemas import FORMATS
-from ..tiers import BUILTIN_SURFACES, Surface, parse_tiers
+from ..tiers import ENV_WORKER, Surface, inherited_ceiling, parse_surface
 from .lines import LineReader
 from .question_ports import JsonLinesPort, TerminalPort
 
-ENV_SURFACE = "LIVETOOLS_SURFACE"
-# Set by a worker backend for the processes it starts: a worker's questions go through its parent,
-# so no face inside a worker offers ask_user.
-ENV_WORKER = "LIVETOOLS_WORKER"
 WORKER_EXCLUDED = frozenset({"ask_user"})
 
 
@@ -35,13 +31,20 @@ class UsageError(Exception):
 
 
 def resolve_surface(host: Host, requested: str | None) -> Surface:
-    """A built-in surface name or a comma list of tiers, capped by the inherited ceiling."""
-    ceiling_name = os.environ.get(ENV_SURFACE) or None
-    surface = _named_surface(host, requested or ceiling_name or "agent")
-    if ceiling_name:
-        ceiling = _named_surface(host, ceiling_name)
-        if not surface.tiers <= ceiling.tiers or not ceiling.exclude <= surface.exclude:
-            surface = surface.capped_by(ceiling)
+    """A surface name or spec (`read,exec,-lsp_rename`), capped by the inherited ceiling; a
+    worker's surface never offers ask_user."""
+    ceiling = inherited_ceiling()
+    if requested is None:
+        surface = ceiling or host.surfaces["agent"]
+    else:
+        try:
+            surface = parse_surface(requested, host.surfaces)
+        except ValueError as exc:
+            raise UsageError(str(exc)) from None
+    if ceiling is not None and (
+        not surface.tiers <= ceiling.tiers or not ceiling.exclude <= surface.exclude
+    ):
+        surface = surface.capped_by(ceiling)
     if in_worker() and not surface.exclude >= WORKER_EXCLUDED:
         surface = Surface(surface.name, surface.tiers, surface.exclude | WORKER_EXCLUDED)
     return surface
@@ -49,18 +52,6 @@ def resolve_surface(host: Host, requested: str | None) -> Surface:
 
 def in_worker() -> bool:
     return bool(os.environ.get(ENV_WORKER))
-
-
-def _named_surface(host: Host, name: str) -> Surface:
-    if name in host.surfaces:
-        return host.surfaces[name]
-    try:
-        return Surface(name, parse_tiers(name))
-    except ValueError:
-        raise UsageError(
-            f"unknown surface {name!r}; use one of {', '.join(BUILTIN_SURFACES)} "
-            "or a comma list of tiers (read,write,exec)"
-        ) from None
 
 
 def _host(with_harness: bool = False) -> Host:

@@ -2,15 +2,17 @@
 
 from .child import ChildProcess, ProcessStartError
 from .sessions import kill_session, process_state, session_members, signal_session
-from .tracking import reaper_pid, tracked_sessions
+from .tracking import forget, reaper_pid, track, tracked_sessions
 
 __all__ = [
     "ChildProcess",
     "ProcessStartError",
+    "forget",
     "kill_session",
     "process_state",
     "reaper_pid",
     "session_members",
     "signal_session",
+    "track",
     "tracked_sessions",
 ]

@@ -9,13 +9,13 @@ from __future__ import annotations
 
 import inspect
 import os
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from livetools import Result, Surface, Tier
-from livetools.tiers import BUILTIN_SURFACES, parse_tiers
+from livetools.tiers import inherited_ceiling
 
 if TYPE_CHECKING:
     from livetools import Run
@@ -63,15 +63,8 @@ class WorkerRequest:
         return self.surface.tiers >= frozenset(Tier)
 
     def surface_env(self) -> str:
-        """The ceiling as LIVETOOLS_SURFACE spells it: a built-in name, else a list of tiers."""
-        for name, builtin in BUILTIN_SURFACES.items():
-            if builtin.tiers == self.surface.tiers and name in self.surface.name.split("<="):
-                return name
-        if self.surface.tiers == frozenset({Tier.READ}):
-            return "readonly"
-        if self.surface.tiers == frozenset(Tier):
-            return "agent"
-        return ",".join(t.value for t in Tier if t in self.surface.tiers)
+        """The ceiling as LIVETOOLS_SURFACE spells it, exclusions included."""
+        return self.surface.spec()
 
     def track(self, sid: int) -> None:
         """Register the session id of a process this attempt started: killed with the worker."""
@@ -156,19 +149,9 @@ def backends_from_port(workers: Any) -> list[Backend]:
     return out
 
 
-def worker_surface(spawner: Surface, environ: dict[str, str] | None = None) -> Surface:
+def worker_surface(spawner: Surface, environ: Mapping[str, str] | None = None) -> Surface:
     """The surface a worker gets: never more than its spawner's (nor than a ceiling this process
     itself inherited), and never ask_user."""
     surface = WORKER_CEILING.capped_by(spawner)
-    inherited = (environ if environ is not None else os.environ).get(ENV_SURFACE)
-    if inherited:
-        ceiling = BUILTIN_SURFACES.get(inherited)
-        try:
-            tiers = ceiling.tiers if ceiling else parse_tiers(inherited)
-        except ValueError:
-            tiers = frozenset({Tier.READ})  # unreadable ceiling: the narrowest surface
-        if not surface.tiers <= tiers:
-            surface = Surface(
-                f"{surface.name}<={inherited}", surface.tiers & tiers, surface.exclude
-            )
-    return surface
+    ceiling = inherited_ceiling(os.environ if environ is None else environ)
+    return surface if ceiling is None else surface.capped_by(ceiling)
