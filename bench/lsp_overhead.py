@@ -7,7 +7,7 @@
    diagnostic, next to the server's own latency for the same change (raw didChange, then the
    server's pull answer or its publish).
 
-Usage: uv run python bench/lsp.py [--server basedpyright|pylsp] [--rounds 100]
+Usage: uv run python bench/lsp_overhead.py [--server basedpyright|pylsp] [--rounds 100]
 """
 
 from __future__ import annotations
