@@ -110,7 +110,7 @@ async def test_stalled_request_and_adapter_death_mid_session(tmp_path: Path, ope
     launched = await dbg.ok("launch", program="prog.fake")
     assert launched.data["stop"]["reason"] == "entry"
     gone = await dbg.err("threads")
-    assert "adapter is gone" in gone.text
+    assert "fake closed the connection" in gone.text
     status = await dbg.ok("status")
     assert status.data["state"] == "ended"
     assert_gone(dbg.processes()[0])

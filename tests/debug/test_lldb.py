@@ -106,7 +106,7 @@ async def test_no_debug_info_reports_unverified(tmp_path: Path, open_debugger) -
     await dbg.ok("breakpoints", file="main.c", lines=[line_of(root / "main.c", "/* call total */")])
     result = await dbg.ok("launch", program="app")
     assert result.data["breakpoints"][0]["verified"] is False
-    assert "unverified" in result.text
+    assert "unverified: no code at this line in the binary: build with -g" in result.text
     assert result.data["outcome"] == "exited"
 
 

@@ -65,6 +65,7 @@ class Adapter:
     stdout_ignore: str | None = None  # regex of adapter chatter lines on that stdout
     exit_pattern: str | None = None  # regex with one group: exit code in console output
     evaluate_context: str = "repl"
+    unverified_hint: str | None = None  # shown when a breakpoint is unverified without a message
     init_timeout: float = 30.0  # launch -> `initialized` (delve compiles first)
     description: str = ""
 
@@ -227,6 +228,7 @@ LLDB = Adapter(
     claims=_is_native_executable,
     launch_config=_lldb_launch,
     attach_config=_lldb_attach,
+    unverified_hint="no code at this line in the binary: build with -g -O0 (or a debug build)",
     description="C, C++, Rust executables built with -g (lldb-dap / lldb-vscode)",
 )
 
@@ -268,6 +270,7 @@ DELVE = Adapter(
     claims=_is_go,
     launch_config=_delve_launch,
     attach_config=_delve_attach,
+    unverified_hint="no statement here: launch the package, or build with -gcflags='all=-N -l'",
     attach_direct=True,
     stdout_is_output=True,  # delve 1.20 sends no output events for the debuggee
     # dlv's own chatter on that stdout: its banner and its log lines ("... error layer=dap ...")

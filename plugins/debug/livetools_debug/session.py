@@ -222,6 +222,11 @@ class Session:
             for bp in states:
                 if bp.id == ident:
                     bp.update(body)
+                    self._hint(bp)
+
+    def _hint(self, bp: Breakpoint) -> None:
+        if not bp.verified and not bp.message:
+            bp.message = self.adapter.unverified_hint
 
     def _invalidate(self) -> None:
         """Frame ids and variable references are only valid while stopped at one place."""
@@ -452,6 +457,8 @@ class Session:
         except DapError as exc:
             raise ToolError(f"{self.adapter.id} refused {command}: {exc}") from None
         except DapClosed as exc:
+            if not self.live:  # ended under us: expired, terminated, exited
+                raise ToolError(self.describe_end()) from None
             raise ToolError(f"the adapter is gone: {exc}{self._tail()}") from None
         except TimeoutError as exc:
             raise ToolError(
@@ -471,6 +478,7 @@ class Session:
         for bp, answer in zip(states, body.get("breakpoints") or [], strict=False):
             if isinstance(answer, dict):
                 bp.update(answer)
+            self._hint(bp)
         if states:
             self.breakpoints[path] = states
         else:
