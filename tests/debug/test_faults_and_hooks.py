@@ -103,6 +103,8 @@ async def test_stalled_request_and_adapter_death_mid_session(tmp_path: Path, ope
     assert "no answer to stackTrace within 1s" in result.text and "terminate" in result.text
     sids, _ = dbg.processes()
     assert all(session_members(s) for s in sids)  # wedged but alive: terminate ends it
+    status = await dbg.ok("status")
+    assert "stopped: entry" in status.text and "could not read where it stopped" in status.text
     await dbg.ok("terminate")
     assert_gone(sids)
 

@@ -259,7 +259,11 @@ async def op_status(sup: DebugSupervisor, args: DebugArgs) -> Result:
         lines = [head]
         if session.state == "stopped":
             session.unseen = False
-            stop = await session.describe_stop()
+            try:
+                stop = await session.describe_stop()
+            except ToolError as exc:  # a wedged adapter: say so, the state is still known
+                stop = session.stop
+                lines.append(f"could not read where it stopped: {exc}")
             if stop is not None:
                 lines += format_stop(sup.root, stop)
         elif session.state == "running":
