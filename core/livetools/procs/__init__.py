@@ -1,7 +1,13 @@
 """Child processes that never outlive their run or their host (see child.py and reaper.py)."""
 
 from .child import ChildProcess, ProcessStartError
-from .sessions import kill_session, process_state, session_members, signal_session
+from .sessions import (
+    kill_session,
+    process_state,
+    session_members,
+    signal_session,
+    stat_fields,
+)
 from .tracking import forget, reaper_pid, track, tracked_sessions
 
 __all__ = [
@@ -13,6 +19,7 @@ __all__ = [
     "reaper_pid",
     "session_members",
     "signal_session",
+    "stat_fields",
     "track",
     "tracked_sessions",
 ]

@@ -15,12 +15,12 @@ _PROC = "/proc"
 _DEAD_STATES = (b"Z", b"X")  # a zombie is already dead; only its parent can reap it
 
 
-def _stat(pid: int | str) -> list[bytes] | None:
+def stat_fields(pid: int | str, proc: str = _PROC) -> list[bytes] | None:
     """The fields of /proc/<pid>/stat after the command name: state, ppid, pgrp, session, ...
 
     The name is in parentheses and may itself hold spaces or ')', hence the last ')'."""
     try:
-        with open(f"{_PROC}/{pid}/stat", "rb") as f:
+        with open(f"{proc}/{pid}/stat", "rb") as f:
             data = f.read()
     except OSError:
         return None
@@ -29,7 +29,7 @@ def _stat(pid: int | str) -> list[bytes] | None:
 
 def process_state(pid: int) -> str | None:
     """The one-letter state of `pid` ('R', 'S', 'Z', ...), or None when there is no such process."""
-    fields = _stat(pid)
+    fields = stat_fields(pid)
     return fields[0].decode("ascii", "replace") if fields else None
 
 
@@ -41,7 +41,7 @@ def session_members(sid: int) -> list[int]:
     for entry in os.listdir(_PROC):
         if not entry.isdigit():
             continue
-        fields = _stat(entry)
+        fields = stat_fields(entry)
         if fields and len(fields) > 3 and int(fields[3]) == sid and fields[0] not in _DEAD_STATES:
             members.append(int(entry))
     return members

@@ -12,6 +12,7 @@ import os
 import pickle
 import sys
 import zlib
+from collections import deque
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -25,6 +26,7 @@ from .worker import HEADER
 
 BATCH_BYTES = 256 * 1024
 BATCH_FILES = 48
+DEPTH = 2  # requests in flight per worker
 
 
 class WorkerError(Exception):
@@ -65,6 +67,60 @@ class Worker:
             if status != "ok":
                 raise WorkerError(f"parse worker failed: {value}")
             return value
+
+    async def pipeline(
+        self,
+        batches: list[tuple[list[int], tuple[Any, ...]]],
+        handle: Callable[[list[int], Any], bool],
+        stop: Callable[[], bool] = lambda: False,
+    ) -> None:
+        """Send `batches` keeping DEPTH requests in flight, so the worker parses the next batch
+        while this process decodes the last answer; `handle(batch, value)` in order, and no
+        more sends once it returns False or `stop()` is true (answers in flight are read)."""
+        async with self.lock:
+            if self.broken:
+                raise WorkerError("parse worker is gone")
+            assert self.child.stdin is not None and self.child.stdout is not None
+            sent: deque[list[int]] = deque()
+            queue = iter(batches)
+            sending = True
+            done = False
+            try:
+                while True:
+                    while sending and len(sent) < DEPTH:
+                        item = None if stop() else next(queue, None)
+                        if item is None:
+                            sending = False
+                            break
+                        data = pickle.dumps(item[1], protocol=pickle.HIGHEST_PROTOCOL)
+                        self.child.stdin.write(len(data).to_bytes(HEADER, "big") + data)
+                        sent.append(item[0])
+                    await self.child.stdin.drain()
+                    if not sent:
+                        break
+                    header = await self.child.stdout.readexactly(HEADER)
+                    body = await self.child.stdout.readexactly(int.from_bytes(header, "big"))
+                    batch = sent.popleft()
+                    with gc_paused():
+                        status, value = pickle.loads(body)
+                    if status != "ok":
+                        sending = False
+                        if not sent:
+                            done = True
+                        raise WorkerError(f"parse worker failed: {value}")
+                    if not handle(batch, value):
+                        sending = False
+                done = True
+            except (asyncio.IncompleteReadError, ConnectionError, BrokenPipeError) as exc:
+                code = await self.child.wait(1.0)
+                tail = self.child.stderr_tail(8).strip()
+                raise WorkerError(
+                    f"parse worker {self.child.pid} exited (code {code})"
+                    + (f": {tail}" if tail else "")
+                ) from exc
+            finally:
+                if not done:  # cancelled or failed mid-stream: its stream state is unknown
+                    self.broken = True
 
 
 class Pool:
@@ -131,18 +187,18 @@ class Pool:
             if limit and state["found"] >= limit:
                 state["stop"] = True
 
+        def handle(batch: list[int], outs: list[FileOutcome]) -> bool:
+            for index, outcome in zip(batch, outs, strict=False):
+                results[index] = outcome
+            advance()
+            return len(outs) == len(batch)  # else this lane alone reached the limit
+
         async def lane(worker: Worker, indexes: list[int]) -> None:
-            for batch in _batches(jobs, indexes):
-                if state["stop"]:
-                    return
-                outs = await worker.request(
-                    ("search", [jobs[i] for i in batch], pattern, loader, limit)
-                )
-                for index, outcome in zip(batch, outs, strict=False):
-                    results[index] = outcome
-                advance()
-                if len(outs) < len(batch):
-                    return  # this lane alone reached the limit
+            batches = [
+                (b, ("search", [jobs[i] for i in b], pattern, loader, limit))
+                for b in _batches(jobs, indexes)
+            ]
+            await worker.pipeline(batches, handle, lambda: bool(state["stop"]))
 
         await _gather(lane(w, idx) for w, idx in zip(self.workers, self._lanes(jobs), strict=True))
         advance()
@@ -155,12 +211,16 @@ class Pool:
         await self.ensure()
         results: dict[int, FileRewrite] = {}
 
+        def handle(batch: list[int], outs: list[FileRewrite]) -> bool:
+            results.update(zip(batch, outs, strict=True))
+            return True
+
         async def lane(worker: Worker, indexes: list[int]) -> None:
-            for batch in _batches(jobs, indexes):
-                outs = await worker.request(
-                    ("rewrite", [jobs[i] for i in batch], pattern, loader, template)
-                )
-                results.update(zip(batch, outs, strict=True))
+            batches = [
+                (b, ("rewrite", [jobs[i] for i in b], pattern, loader, template))
+                for b in _batches(jobs, indexes)
+            ]
+            await worker.pipeline(batches, handle)
 
         await _gather(lane(w, idx) for w, idx in zip(self.workers, self._lanes(jobs), strict=True))
         return [results[i] for i in range(len(jobs))]

@@ -34,6 +34,8 @@ def prefilter(
     """Split jobs into files that hold every literal token of the pattern (to be parsed) and
     files that cannot match (no literal, binary, unreadable): reading is ~100x cheaper than
     parsing, and ast-grep parses every file."""
+    if not tokens:  # nothing to look for: the worker that parses the file reads it once
+        return list(jobs), []
     kept: list[FileJob] = []
     dropped: list[FileOutcome] = []
     for job in jobs:

@@ -14,7 +14,7 @@ import contextlib
 import os
 from typing import Any
 
-from livetools.procs import ChildProcess, ProcessStartError, tracking
+from livetools.procs import ChildProcess, ProcessStartError, forget, track
 
 from . import tree
 from .backend import ENV_SURFACE, ENV_WORKER, Backend, WorkerFailure, WorkerRequest
@@ -178,7 +178,7 @@ async def _sample(pid: int, known: set[tree.Ident], escaped: set[int]) -> None:
         for member, (sid, _start) in found.items():
             if sid == member and member not in escaped:
                 escaped.add(member)
-                tracking.track(member)
+                track(member)
         await asyncio.sleep(next(intervals, SAMPLE_INTERVAL))
 
 
@@ -191,7 +191,7 @@ async def _stop(
     if known:
         await asyncio.to_thread(tree.kill_tree, known)
     for sid in escaped:
-        tracking.forget(sid)
+        forget(sid)
     await asyncio.wait({reader}, timeout=READER_WAIT)
     if not reader.done():
         reader.cancel()

@@ -15,20 +15,11 @@ import os
 import signal
 import time
 
-from livetools.procs import kill_session
+from livetools.procs import kill_session, stat_fields
 
 _PROC = "/proc"
 Ident = tuple[int, int]  # (pid, start time in clock ticks): a pid alone may be reused
 Table = dict[int, tuple[int, int, int]]  # pid -> (ppid, session id, start time)
-
-
-def _stat(pid: int | str) -> list[bytes] | None:
-    try:
-        with open(f"{_PROC}/{pid}/stat", "rb") as f:
-            data = f.read()
-    except OSError:
-        return None
-    return data[data.rfind(b")") + 1 :].split()
 
 
 def snapshot() -> Table:
@@ -41,7 +32,7 @@ def snapshot() -> Table:
     for entry in entries:
         if not entry.isdigit():
             continue
-        fields = _stat(entry)
+        fields = stat_fields(entry, _PROC)
         if not fields or len(fields) < 20 or fields[0] in (b"Z", b"X"):
             continue
         table[int(entry)] = (int(fields[1]), int(fields[3]), int(fields[19]))
@@ -93,7 +84,7 @@ def sample(root: int) -> dict[int, tuple[int, int]]:
             except OSError:
                 continue
             for child in children:
-                fields = _stat(child)
+                fields = stat_fields(child, _PROC)
                 if child in found or not fields or len(fields) < 20 or fields[0] in (b"Z", b"X"):
                     continue
                 found[child] = (int(fields[3]), int(fields[19]))
