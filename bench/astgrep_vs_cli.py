@@ -6,7 +6,7 @@ For each case: wall-time medians of both, and the ratio ours/CLI (lower is bette
 Ours goes through a real run (`run.call("ast_grep", ...)`), workers and all; "cold" opens a new
 run per measurement (fresh workers, empty caches), "warm" repeats a query in the same run.
 
-    uv run python bench/astgrep.py [--runs 3] [--package pandas] [--quick]
+    uv run python bench/astgrep_vs_cli.py [--runs 3] [--package pandas] [--quick]
 """
 
 from __future__ import annotations
