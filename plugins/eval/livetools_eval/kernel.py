@@ -259,7 +259,6 @@ class Kernel:
         idle_seen = False
         interrupted = False
         eof_replies = 0
-        began = False
         final_seen = False
         settle_until: float | None = None
         deadline = time.monotonic() + idle
@@ -291,14 +290,16 @@ class Kernel:
                     finished = True
                     exit_code: int | None = msg if name == "exit" else self._exit_code
                     tail = self.stderr_tail() if name == "exit" else str(msg)
-                    return Outcome("died", exit_code=exit_code, stderr=tail, started=began)
+                    # Died after the request was sent: the cell may have run (a fast
+                    # `os._exit` dies before its busy status arrives), so it is never re-run.
+                    # A kernel already dead before sending is caught by `alive` above.
+                    return Outcome("died", exit_code=exit_code, stderr=tail)
                 if name == "bridge":
                     deadline = time.monotonic() + (grace if interrupted else idle)
                     continue
                 if msg["parent_header"].get("msg_id") != msg_id:
                     continue  # a late message of an earlier cell
                 kind = msg["msg_type"]
-                began = True
                 if name == "iopub":
                     if kind == "status":
                         if msg["content"].get("execution_state") == "idle":
