@@ -9,7 +9,8 @@ a second, bare AsyncKernelClient connects to that same kernel. Interleaved, N ti
 Then the bridge: one cell makes M `tool("echo", ...)` calls, timed inside the kernel per call,
 next to M direct `run.call("echo", ...)` from the host (what the call itself costs).
 
-    uv run python bench/eval_latency.py [--repeats 200] [--bridge 200] [--languages python,javascript]
+    uv run python bench/eval_latency.py [--repeats 200] [--bridge 200]
+        [--languages python,javascript]
 """
 
 from __future__ import annotations

@@ -69,3 +69,31 @@ def test_status_shows_failures(tmp_path) -> None:
     assert "broken" in failed and "typo" in failed
     tools = {p["name"]: p["tools"] for p in report["plugins"]}
     assert "echo" in tools["testkit"]
+
+
+def test_entry_point_scan_agrees_with_importlib_metadata() -> None:
+    from importlib import metadata
+
+    from livetools.hooks.entrypoints import entry_points
+
+    ours = {(e.name, e.value) for e in entry_points("livetools")}
+    theirs = {(e.name, e.value) for e in metadata.entry_points(group="livetools")}
+    assert ours == theirs
+    console = {e.name for e in entry_points("console_scripts")}
+    assert "livetools" in console
+
+
+def test_entry_point_scan_first_distribution_wins_and_attrs_load(tmp_path) -> None:
+    from livetools.hooks.entrypoints import entry_points
+
+    first, second = tmp_path / "a", tmp_path / "b"
+    for base, target in ((first, "json:dumps"), (second, "json:loads")):
+        dist = base / "Some.Plugin-1.2.dist-info"
+        dist.mkdir(parents=True)
+        (dist / "entry_points.txt").write_text(
+            f"# comment\n[other]\nx = os\n\n[livetools]\nsome = {target}\n"
+        )
+    (first / "broken.egg-info").mkdir()  # no entry_points.txt: skipped
+    found = entry_points("livetools", [str(tmp_path / "missing"), str(first), str(second)])
+    assert [(e.name, e.distribution, e.version) for e in found] == [("some", "some-plugin", "1.2")]
+    assert found[0].load() is json.dumps

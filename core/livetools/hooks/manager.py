@@ -7,12 +7,12 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable
 from dataclasses import dataclass
-from importlib import metadata
 from typing import Any
 
 import pluggy
 
 from . import specs
+from .entrypoints import entry_points
 
 ENV_DISABLE = "LIVETOOLS_DISABLE_PLUGINS"
 ENV_ALLOW = "LIVETOOLS_PLUGINS"
@@ -74,8 +74,8 @@ class Plugins:
         return True
 
     def load_entry_points(self, group: str = specs.PROJECT) -> None:
-        for ep in sorted(metadata.entry_points(group=group), key=lambda e: e.name):
-            dist = ep.dist.name if ep.dist else None
+        for ep in sorted(entry_points(group), key=lambda e: e.name):
+            dist = ep.distribution
             if self.pm.has_plugin(ep.name) or not self._admitted(ep.name):
                 continue
             try:
@@ -85,7 +85,7 @@ class Plugins:
                     PluginFailure(ep.name, f"import failed: {type(exc).__name__}: {exc}", dist)
                 )
                 continue
-            self.add(plugin, ep.name, dist, ep.dist.version if ep.dist else None)
+            self.add(plugin, ep.name, dist, ep.version)
 
     def add_all(self, plugins: Iterable[object | tuple[str, object]]) -> None:
         for item in plugins:
