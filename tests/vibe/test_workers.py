@@ -109,6 +109,23 @@ async def test_a_settled_worker_leaves_no_background_process(tmp_path):
         assert_gone(pids, within=2)
 
 
+async def test_an_escapee_no_sample_saw_is_found_by_its_mark(tmp_path, monkeypatch):
+    """The worker exits before the first sample: its setsid'd grandchild has already left the
+    tree, and only the attempt's environment mark finds it."""
+    from livetools_vibe import command
+
+    async def no_sampling(*args: object) -> None:
+        return None
+
+    monkeypatch.setattr(command, "_sample", no_sampling)
+    async with vibe_run(tmp_path) as run:
+        await ok(run, "vibe_spawn", {"brief": lines("tree tree.pids", "say quick"), "label": "bg"})
+        done = await ok(run, "vibe_wait", {"worker_id": "w1", "timeout_seconds": 30})
+        assert done.data["result"] == "quick"
+        pids = [int(p) for p in (tmp_path / "tree.pids").read_text().split()]
+        assert_gone(pids, within=2)
+
+
 async def test_failure_reports_exit_status_and_stderr_tail(tmp_path):
     async with vibe_run(tmp_path) as run:
         noise = [f"err line {n}" for n in range(1, 61)]

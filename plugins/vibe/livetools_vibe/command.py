@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+import secrets
 from typing import Any
 
 from livetools.procs import ChildProcess, ProcessStartError, forget, track
@@ -25,6 +26,7 @@ STDERR_LINES = 20
 STDERR_CHARS = 4000
 SAMPLE_INTERVALS = (0.05, 0.1, 0.2, 0.4)  # then SAMPLE_INTERVAL: early forks are the likeliest
 SAMPLE_INTERVAL = 0.5
+ENV_ATTEMPT = "LIVETOOLS_VIBE_ATTEMPT"  # marks every process of one attempt (see tree.marked)
 READER_WAIT = 1.0
 PLACEHOLDERS = ("tier", "label", "worker_id", "root", "surface", "brief")
 
@@ -84,7 +86,7 @@ class CommandBackend(Backend):
             out.append(arg)
         return out
 
-    def env(self, request: WorkerRequest) -> dict[str, str]:
+    def env(self, request: WorkerRequest, attempt: str = "") -> dict[str, str]:
         env = dict(os.environ)
         env.update(self.config.env)
         env.update(
@@ -93,17 +95,19 @@ class CommandBackend(Backend):
                 ENV_WORKER: "1",
                 "LIVETOOLS_WORKER_ID": request.worker_id,
                 "LIVETOOLS_VIBE_TIER": request.tier,
+                ENV_ATTEMPT: attempt,
             }
         )
         return env
 
     async def run(self, request: WorkerRequest) -> str:
         argv = self.argv(request)
+        attempt = f"{request.worker_id}-{secrets.token_hex(8)}"
         try:
             child = await ChildProcess.start(
                 argv,
                 cwd=request.root,
-                env=self.env(request),
+                env=self.env(request, attempt),
                 name=f"vibe {request.worker_id}",
             )
         except ProcessStartError as exc:
@@ -123,7 +127,7 @@ class CommandBackend(Backend):
         finally:
             for task in tasks:
                 task.cancel()
-            await asyncio.shield(_stop(child, known, escaped, reader))
+            await asyncio.shield(_stop(child, known, escaped, reader, attempt))
         text = stdout.decode("utf-8", "replace").strip()
         if dropped[0]:
             text = f"[first {dropped[0]} bytes of stdout dropped]\n{text}"
@@ -183,10 +187,17 @@ async def _sample(pid: int, known: set[tree.Ident], escaped: set[int]) -> None:
 
 
 async def _stop(
-    child: ChildProcess, known: set[tree.Ident], escaped: set[int], reader: asyncio.Task[None]
+    child: ChildProcess,
+    known: set[tree.Ident],
+    escaped: set[int],
+    reader: asyncio.Task[None],
+    attempt: str,
 ) -> None:
-    """Kill the attempt's session and every known escapee; collect what stdout is left."""
-    known |= tree.descendants({child.pid})
+    """Kill the attempt's session and every known escapee — sampled, or found by the attempt's
+    environment mark when it left the tree before a sample saw it; collect what stdout is left."""
+    table = await asyncio.to_thread(tree.snapshot)
+    known |= tree.descendants({child.pid}, table)
+    known |= await asyncio.to_thread(tree.marked, f"{ENV_ATTEMPT}={attempt}", table)
     await child.aclose(grace=0)
     if known:
         await asyncio.to_thread(tree.kill_tree, known)

@@ -4,8 +4,9 @@ Killing the worker's session takes everything that stayed in it, but agent CLIs 
 tools detached (node's `detached: true` is setsid), so those leave the session. While a worker runs,
 its descendants are sampled by parent link; at the end every sampled process still alive (checked
 by start time, so a reused pid is never touched) is killed with its own descendants and session.
-A process that leaves the tree between two samples (double fork, parent already gone) is missed:
-the sampling interval bounds that window.
+A process that leaves the tree between two samples (double fork, parent already gone) would be
+missed, so each attempt also marks its environment with a token (`marked`): whatever inherited it
+is found at the end however it left the tree, unless it cleared its environment.
 """
 
 from __future__ import annotations
@@ -37,6 +38,21 @@ def snapshot() -> Table:
             continue
         table[int(entry)] = (int(fields[1]), int(fields[3]), int(fields[19]))
     return table
+
+
+def marked(token: str, table: Table | None = None) -> set[Ident]:
+    """Every live process whose environment holds `token` (an attempt's LIVETOOLS_VIBE_ATTEMPT)."""
+    needle = token.encode()
+    table = snapshot() if table is None else table
+    found: set[Ident] = set()
+    for pid, (_ppid, _sid, start) in table.items():
+        try:
+            with open(f"{_PROC}/{pid}/environ", "rb") as f:
+                if needle in f.read():
+                    found.add((pid, start))
+        except OSError:
+            continue
+    return found
 
 
 def descendants(roots: set[int], table: Table | None = None) -> set[Ident]:
