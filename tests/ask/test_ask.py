@@ -7,6 +7,8 @@ import json
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 import pexpect
 import pytest
@@ -229,16 +231,26 @@ def test_call_without_a_tty_has_no_ask_user(tmp_path):
 # -- terminal port -----------------------------------------------------------------------------
 
 
-def test_terminal_card_answered_in_a_real_pty(tmp_path):
-    args = json.dumps({**CHOICE, "allow_free_text": True})
+@contextmanager
+def card_in_a_pty(args: dict, root) -> Iterator[pexpect.spawn]:
+    """`livetools call ask_user` on a real pseudo-terminal; the card must be answered there."""
     child = pexpect.spawn(
         sys.executable,
-        ["-m", "livetools.faces.cli", "call", "ask_user", args, "--root", str(tmp_path)],
+        ["-m", "livetools.faces.cli", "call", "ask_user", json.dumps(args), "--root", str(root)],
         env=plugin_env(LIVETOOLS_PLUGINS="ask"),
         encoding="utf-8",
         timeout=30,
     )
     try:
+        yield child
+        child.expect(pexpect.EOF)
+    finally:
+        child.close()
+    assert child.exitstatus == 0
+
+
+def test_terminal_card_answered_in_a_real_pty(tmp_path):
+    with card_in_a_pty({**CHOICE, "allow_free_text": True}, tmp_path) as child:
         child.expect("Question #1: Which database\\?")
         child.expect("1. postgres — the server")
         child.expect("> ")
@@ -246,25 +258,10 @@ def test_terminal_card_answered_in_a_real_pty(tmp_path):
         child.expect("no option 7; options are 1-2")
         child.sendline("2")
         child.expect("Answer to question #1: sqlite")
-        child.expect(pexpect.EOF)
-    finally:
-        child.close()
-    assert child.exitstatus == 0
 
 
 def test_terminal_empty_line_skips(tmp_path):
-    child = pexpect.spawn(
-        sys.executable,
-        ["-m", "livetools.faces.cli", "call", "ask_user", json.dumps(CHOICE)],
-        env=plugin_env(LIVETOOLS_PLUGINS="ask"),
-        encoding="utf-8",
-        timeout=30,
-    )
-    try:
+    with card_in_a_pty(CHOICE, tmp_path) as child:
         child.expect("> ")
         child.sendline("")
         child.expect("skipped question #1")
-        child.expect(pexpect.EOF)
-    finally:
-        child.close()
-    assert child.exitstatus == 0
