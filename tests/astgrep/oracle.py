@@ -51,7 +51,7 @@ def jobs_for(files: list[Path]) -> list[FileJob]:
 def ours(lang: str, pattern: str, files: list[Path]) -> set[Span]:
     p = compile_pattern(lang, pattern)
     found = _ENGINE.search(jobs_for(files), p, grammars()[lang].loader, 0)
-    return {(str(Path(o.rel).resolve()), m.start, m.end) for o in found for m in o.matches}
+    return {(str(Path(o.rel).resolve()), m[0], m[1]) for o in found for m in o.matches}
 
 
 def ours_in_code(lang: str, pattern: str, code: str, tmp: Path, ext: str) -> list[str]:
@@ -60,7 +60,7 @@ def ours_in_code(lang: str, pattern: str, code: str, tmp: Path, ext: str) -> lis
     p = compile_pattern(lang, pattern)
     data = code.encode()
     found = Engine().search(jobs_for([path]), p, grammars()[lang].loader, 0)
-    return [data[m.start : m.end].decode() for o in found for m in o.matches]
+    return [data[m[0] : m[1]].decode() for o in found for m in o.matches]
 
 
 def cli_binary() -> str:

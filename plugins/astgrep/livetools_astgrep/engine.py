@@ -34,14 +34,9 @@ class FileJob:
     size: int
 
 
-@dataclass(slots=True)
-class MatchRecord:
-    start: int
-    end: int
-    line: int
-    end_line: int
-    text: str
-    bindings: dict[str, str]
+# (start byte, end byte, line, end line, text, bindings): a plain tuple, because a search may
+# return 500k of them and tuples are the cheapest to build, pickle across the pipe and load.
+MatchRecord = tuple[int, int, int, int, str, dict[str, str]]
 
 
 @dataclass
@@ -258,7 +253,7 @@ def _record(data: bytes, first: Any, last: Any, env: Env) -> MatchRecord:
         if len(value) > BINDING_CAP:
             value = value[:BINDING_CAP] + f"… ({len(value) - BINDING_CAP} more characters)"
         bindings[name] = value
-    return MatchRecord(start, end, first.start_point[0] + 1, last.end_point[0] + 1, text, bindings)
+    return (start, end, first.start_point[0] + 1, last.end_point[0] + 1, text, bindings)
 
 
 def _count_problems(node: Any) -> tuple[int, Any | None]:

@@ -22,7 +22,7 @@ from livetools import (
     resolve_path,
 )
 
-from .engine import FileJob
+from .engine import FileJob, MatchRecord
 from .gcpause import gc_paused
 from .grammar import Grammar
 from .metavars import TEMPLATE
@@ -194,29 +194,34 @@ async def ast_grep(ctx: CallContext, args: AstGrepArgs) -> Result:
         return Result.error(str(exc))
     await _compile(res, scope, args.pattern)
     limit = args.max_results
-    parts: list[Searched] = []
-    found = 0
-    for grammar_id, jobs in scope.groups.items():
-        room = limit - found if limit else 0
-        if limit and room <= 0:
-            parts.append(Searched(grammar_id, scope.patterns[grammar_id], [], len(jobs), 0))
-            continue
-        grammar = res.table.by_id[grammar_id]
-        part = await res.search(grammar, scope.patterns[grammar_id], jobs, room)
-        parts.append(part)
-        found += sum(len(o.matches) for o in part.outcomes)
+    # The collector stays off until the records are gone: hundreds of thousands of them would
+    # otherwise be rescanned again and again while they arrive (seconds per query).
     with gc_paused():
-        return _search_result(scope, parts, limit)
+        parts: list[Searched] = []
+        found = 0
+        for grammar_id, jobs in scope.groups.items():
+            room = limit - found if limit else 0
+            if limit and room <= 0:
+                parts.append(Searched(grammar_id, scope.patterns[grammar_id], [], len(jobs), 0))
+                continue
+            grammar = res.table.by_id[grammar_id]
+            part = await res.search(grammar, scope.patterns[grammar_id], jobs, room)
+            parts.append(part)
+            found += sum(len(o.matches) for o in part.outcomes)
+        result = _search_result(scope, parts, limit)
+        del parts  # freed by reference counting, before the collector is back
+    return result
 
 
 def _search_result(scope: Scope, parts: list[Searched], limit: int) -> Result:
-    matches = []
     binary: list[str] = []
     unreadable: list[str] = []
     not_utf8: list[str] = []
     gave_up: list[str] = []
     parsed = prefiltered = 0
+    matches: list[tuple[str, str, MatchRecord]] = []
     for part in parts:
+        grammar_id = part.grammar
         for o in part.outcomes:
             if o.status == "binary":
                 binary.append(o.rel)
@@ -230,8 +235,9 @@ def _search_result(scope: Scope, parts: list[Searched], limit: int) -> Result:
                 not_utf8.append(o.rel)
             if o.note:
                 gave_up.append(o.rel)
-            for m in o.matches:
-                matches.append((part.grammar, o.rel, m))
+            if o.matches:
+                rel = o.rel
+                matches += [(grammar_id, rel, m) for m in o.matches]
     truncated = False
     if limit and len(matches) > limit:
         matches = matches[:limit]
@@ -239,43 +245,44 @@ def _search_result(scope: Scope, parts: list[Searched], limit: int) -> Result:
     unsearched = sum(p.files - p.searched for p in parts)
     stopped_in_file = any(o.more for p in parts for o in p.outcomes)
     truncated = truncated or unsearched > 0 or stopped_in_file
-    files = sorted({rel for _, rel, _ in matches})
+    files = {rel for _, rel, _ in matches}
+    data_matches = [
+        {
+            "file": rel,
+            "line": m[2],
+            "end_line": m[3],
+            "text": m[4],
+            "bindings": m[5],
+            "language": grammar_id,
+        }
+        for grammar_id, rel, m in matches
+    ]
     lines = []
-    data_matches = []
     multi = {p.grammar: p.pattern.multi_names for p in parts}
     shown_chars = 0
     unshown = 0
-    for grammar_id, rel, m in matches:
-        data_matches.append(
-            {
-                "file": rel,
-                "line": m.line,
-                "end_line": m.end_line,
-                "text": m.text,
-                "bindings": m.bindings,
-                "language": grammar_id,
-            }
-        )
+    for index, (grammar_id, rel, m) in enumerate(matches):
         if shown_chars > TEXT_LIMIT:  # the text is capped anyway; data keeps every match
-            unshown += 1
-            continue
-        shown_chars += len(m.text) + len(rel) + 16
-        span = f"{m.line}" if m.end_line == m.line else f"{m.line}-{m.end_line}"
-        text_lines = m.text.split("\n")
+            unshown = len(matches) - index
+            break
+        _, _, line, end_line, text, bindings = m
+        shown_chars += len(text) + len(rel) + 16
+        span = f"{line}" if end_line == line else f"{line}-{end_line}"
+        text_lines = text.split("\n")
         if len(text_lines) == 1:
-            lines.append(f"{rel}:{span}: {m.text}")
+            lines.append(f"{rel}:{span}: {text}")
         else:
             lines.append(f"{rel}:{span}:")
             shown = text_lines[:MATCH_LINES]
             lines.extend("    " + t for t in shown)
             if len(text_lines) > MATCH_LINES:
                 lines.append(f"    … {len(text_lines) - MATCH_LINES} more lines")
-        if m.bindings:
+        if bindings:
             lines.append(
                 "  "
                 + "  ".join(
                     f"{'$$$' if k in multi[grammar_id] else '$'}{k}={_one_line(v)}"
-                    for k, v in m.bindings.items()
+                    for k, v in bindings.items()
                 )
             )
     if unshown:
