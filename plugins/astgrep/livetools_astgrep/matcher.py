@@ -55,18 +55,34 @@ def captures_equal(a: tuple[Any, ...], b: tuple[Any, ...]) -> bool:
     return len(xs) == len(ys) and all(nodes_equal(x, y) for x, y in zip(xs, ys, strict=True))
 
 
+class _Plan:
+    """What `_seq` needs to know about one tuple of pattern siblings, worked out once."""
+
+    __slots__ = ("after", "optional", "sep_multi", "wrapper")
+
+    def __init__(self, ps: tuple[PNode, ...], counts: dict[str, int]) -> None:
+        self.optional = [_trailing_comma(ps, i) for i in range(len(ps))]
+        self.sep_multi = [_separator_before_multi(ps, i) for i in range(len(ps))]
+        self.after = [_separators_after(ps, i) for i in range(len(ps))]
+        self.wrapper = _wrapper(ps, counts)
+
+
 class Matcher:
     def __init__(self, pattern: Pattern, budget: int = 100_000) -> None:
         self.pattern = pattern
         self.budget = budget
         self._steps = 0
-        self._optionals: dict[int, list[bool]] = {}
-
-    def _optional(self, ps: tuple[PNode, ...]) -> list[bool]:
-        flags = self._optionals.get(id(ps))
-        if flags is None:
-            flags = self._optionals[id(ps)] = [_trailing_comma(ps, i) for i in range(len(ps))]
-        return flags
+        counts: dict[str, int] = {}
+        tuples: list[tuple[PNode, ...]] = [pattern.nodes]
+        stack = list(pattern.nodes)
+        while stack:
+            p = stack.pop()
+            if p.meta is not None:
+                counts[p.meta.name] = counts.get(p.meta.name, 0) + 1
+            if p.children:
+                tuples.append(p.children)
+                stack.extend(p.children)
+        self._plans: dict[int, _Plan] = {id(ps): _Plan(ps, counts) for ps in tuples}
 
     # -- entry points ------------------------------------------------------------------------
 
@@ -150,13 +166,10 @@ class Matcher:
             last = j + 1
         yield len(cs)
 
-    def _tick(self) -> None:
+    def _node(self, p: PNode, n: Any, env: Env, trail: list[str]) -> bool:
         self._steps += 1
         if self._steps > self.budget:
             raise BudgetExceeded
-
-    def _node(self, p: PNode, n: Any, env: Env, trail: list[str]) -> bool:
-        self._tick()
         meta = p.meta
         if meta is not None:
             if meta.kind == SINGLE and not n.is_named:
@@ -164,9 +177,23 @@ class Matcher:
             return self._bind(meta.name, (n,), env, trail, multi=False)
         if p.kind_id != n.kind_id:
             return False
-        if not p.children:
+        ps = p.children
+        if not ps:
             return not p.named or n.text == p.text
-        return self._seq(p.children, 0, significant(n), 0, env, trail, anchored=True) >= 0
+        cs = significant(n)
+        wrapper = self._plans[id(ps)].wrapper
+        if wrapper is not None and len(cs) >= 2:
+            opener, closer, name = wrapper
+            if cs[0].kind_id == opener and cs[-1].kind_id == closer:
+                inner = cs[1:-1]
+                if all(c.kind_id != closer for c in inner):
+                    # `($$$A)`: what `_seq` would bind, without trying every stop: the run up
+                    # to the last named child (unnamed tokens after it are skipped).
+                    stop = len(inner)
+                    while stop and not inner[stop - 1].is_named:
+                        stop -= 1
+                    return self._bind(name, tuple(inner[:stop]), env, trail, multi=True)
+        return self._seq(ps, 0, cs, 0, env, trail, anchored=True) >= 0
 
     def _bind(
         self, name: str, nodes: tuple[Any, ...], env: Env, trail: list[str], *, multi: bool
@@ -199,8 +226,11 @@ class Matcher:
     ) -> int:
         """Match ps[pi:] against cs[ci:]; the index after the last consumed child, or -1.
         `anchored`: every remaining named code child must be consumed."""
+        plan = self._plans[id(ps)]
         while True:
-            self._tick()
+            self._steps += 1
+            if self._steps > self.budget:
+                raise BudgetExceeded
             if pi == len(ps):
                 if anchored:
                     return len(cs) if all(not c.is_named for c in cs[ci:]) else -1
@@ -214,14 +244,14 @@ class Matcher:
                         end = self._seq(ps, pi + 1, cs, stop, env, trail, anchored)
                         if end >= 0:
                             return end
-                        after = _separators_after(ps, pi)
+                        after = plan.after[pi]
                         if stop == ci and after > pi + 1:  # `f($$$A, x)` on `f(x)`
                             end = self._seq(ps, after, cs, stop, env, trail, anchored)
                             if end >= 0:
                                 return end
                     self._undo(env, trail, mark)
                 return -1
-            if _separator_before_multi(ps, pi):  # `g(x, $$$A)` on `g(x)`: try it empty
+            if plan.sep_multi[pi]:  # `g(x, $$$A)` on `g(x)`: try it empty
                 mark = len(trail)
                 multi = ps[pi + 1].meta
                 assert multi is not None
@@ -230,7 +260,7 @@ class Matcher:
                     if end >= 0:
                         return end
                 self._undo(env, trail, mark)
-            optional = self._optional(ps)[pi]
+            optional = plan.optional[pi]
             if ci == len(cs):
                 if optional:
                     pi += 1
@@ -284,6 +314,23 @@ def _separators_after(ps: tuple[PNode, ...], pi: int) -> int:
     while j < len(ps) and ps[j].meta is None and not ps[j].named and not ps[j].children:
         j += 1
     return j
+
+
+def _wrapper(ps: tuple[PNode, ...], counts: dict[str, int]) -> tuple[int, int, str] | None:
+    """(opener, closer, name) when `ps` is `open $$$NAME close` with plain distinct bracket
+    tokens and a name used once in the pattern (so nothing to compare it with)."""
+    if len(ps) != 3:
+        return None
+    first, multi, last = ps
+    meta = multi.meta
+    if meta is None or meta.kind != MULTI or (meta.binds and counts.get(meta.name, 0) != 1):
+        return None
+    for tok in (first, last):
+        if tok.meta is not None or tok.named or tok.children or tok.kind in _SEPARATORS:
+            return None
+    if first.kind_id == last.kind_id:
+        return None
+    return first.kind_id, last.kind_id, meta.name
 
 
 def _separator_before_multi(ps: tuple[PNode, ...], pi: int) -> bool:
