@@ -54,9 +54,11 @@ def walk(
     for part in target.relative_to(root).parts:
         folder = folder / part
         rules.extend(load_rules(folder, _rel(root, folder)))
-    stack: list[tuple[Path, list[Rule]]] = [(target, rules)]
+    # Strings, not Path objects, per entry: a large tree has tens of thousands of them.
+    stack: list[tuple[str, str, list[Rule]]] = [(str(target), _rel(root, target), rules)]
+    files = out.files
     while stack:
-        directory, dir_rules = stack.pop()
+        directory, prefix, dir_rules = stack.pop()
         try:
             entries = sorted(os.scandir(directory), key=lambda e: e.name, reverse=True)
         except OSError:
@@ -67,8 +69,7 @@ def walk(
             if name.startswith("."):
                 out.hidden += 1
                 continue
-            path = Path(entry.path)
-            rel = _rel(root, path)
+            rel = prefix + "/" + name if prefix else name
             try:
                 is_dir = entry.is_dir()
             except OSError:
@@ -82,7 +83,7 @@ def walk(
                 if dir_rules and ignored(dir_rules, rel, True):
                     out.ignored += 1
                     continue
-                subdirs.append(path)
+                subdirs.append((entry.path, rel))
                 continue
             grammar = grammar_for(name, by_ext) if only is None else _only(name, only)
             if grammar is None or (only is None and not grammar.auto):
@@ -98,12 +99,15 @@ def walk(
             if st.st_size > max_bytes:
                 out.huge.append(rel)
                 continue
-            out.files.setdefault(grammar.id, []).append(
-                FileJob(str(path), rel, st.st_mtime_ns, st.st_size)
-            )
-        for sub in subdirs:
-            sub_rules = load_rules(sub, _rel(root, sub))
-            stack.append((sub, dir_rules + sub_rules if sub_rules else dir_rules))
+            job = FileJob(entry.path, rel, st.st_mtime_ns, st.st_size)
+            group = files.get(grammar.id)
+            if group is None:
+                files[grammar.id] = [job]
+            else:
+                group.append(job)
+        for sub, rel in subdirs:
+            sub_rules = load_rules(Path(sub), rel)
+            stack.append((sub, rel, dir_rules + sub_rules if sub_rules else dir_rules))
     for jobs in out.files.values():
         jobs.sort(key=lambda j: j.rel)
     out.vendored.sort()
