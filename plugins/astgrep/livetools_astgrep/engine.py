@@ -153,12 +153,21 @@ class Engine:
         data = prepared.data
         outcome = FileOutcome(job.rel, not_utf8=not _is_utf8(data))
         tree = self._tree(prepared, loaded)
+        matches = outcome.matches
+        # Lines by counting newlines from the previous match (matches come in document order),
+        # cheaper than a Point object per node; tree-sitter's rows count "\n" the same way.
+        pos, line = 0, 1
         try:
             for first, last, env in find(tree, data, pattern, loaded):
-                if room and len(outcome.matches) >= room:
+                if room and len(matches) >= room:
                     outcome.more = True
                     break
-                outcome.matches.append(_record(data, first, last, env))
+                start = first.start_byte
+                if start < pos:  # not expected; count from the top again
+                    pos, line = 0, 1
+                line += data.count(b"\n", pos, start)
+                pos = start
+                matches.append(_record(data, start, last.end_byte, line, env))
         except BudgetExceeded:
             outcome.note = "matching gave up on a candidate (too much $$$ backtracking)"
         return outcome
@@ -238,22 +247,22 @@ def _whole_lines(data: bytes, start: int, end: int) -> tuple[int, int]:
     return line_start, min(line_end + 1, len(data))
 
 
-def _record(data: bytes, first: Any, last: Any, env: Env) -> MatchRecord:
-    start, end = first.start_byte, last.end_byte
-    text = data[start:end].decode("utf-8", "replace")
+def _record(data: bytes, start: int, end: int, line: int, env: Env) -> MatchRecord:
+    raw = data[start:end]
+    end_line = line + raw.count(b"\n")
+    text = raw.decode("utf-8", "replace")
     if len(text) > TEXT_CAP:
         text = text[:TEXT_CAP] + f"… ({len(text) - TEXT_CAP} more characters)"
     bindings = {}
     for name, nodes in env.items():
-        value = (
-            data[nodes[0].start_byte : nodes[-1].end_byte].decode("utf-8", "replace")
-            if nodes
-            else ""
-        )
-        if len(value) > BINDING_CAP:
-            value = value[:BINDING_CAP] + f"… ({len(value) - BINDING_CAP} more characters)"
+        if nodes:
+            value = data[nodes[0].start_byte : nodes[-1].end_byte].decode("utf-8", "replace")
+            if len(value) > BINDING_CAP:
+                value = value[:BINDING_CAP] + f"… ({len(value) - BINDING_CAP} more characters)"
+        else:
+            value = ""
         bindings[name] = value
-    return (start, end, first.start_point[0] + 1, last.end_point[0] + 1, text, bindings)
+    return (start, end, line, end_line, text, bindings)
 
 
 def _count_problems(node: Any) -> tuple[int, Any | None]:
