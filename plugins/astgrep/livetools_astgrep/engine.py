@@ -230,6 +230,8 @@ class Engine:
 
 
 def _is_utf8(data: bytes) -> bool:
+    if data.isascii():  # most source files; no copy of the whole file as a str
+        return True
     try:
         data.decode("utf-8")
     except UnicodeDecodeError:
