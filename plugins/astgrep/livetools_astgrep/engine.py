@@ -363,7 +363,10 @@ def _candidates(
     root = pattern.root
     if root.meta is not None:
         return _walk(tree.root_node, named_only=root.meta.kind != 2), True
-    anchors = _anchor_nodes(tree, data, pattern.tokens[0]) if pattern.tokens else None
+    # An operator anchors too (`$A == $A`): the nodes around a few dozen `==` cost less than a
+    # query, which visits every node of the tree.
+    literal = pattern.tokens or pattern.operators
+    anchors = _anchor_nodes(tree, data, literal[0]) if literal else None
     if anchors is not None:
         return _anchored(anchors, root.kind_id), False
     query = loaded.query(_kind_query(root.kind, root.named))

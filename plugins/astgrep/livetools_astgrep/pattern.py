@@ -19,6 +19,9 @@ from .grammar import HOLE, Grammar
 from .languages import Loaded
 
 _KEYWORD = re.compile(r"^[A-Za-z_][A-Za-z0-9_]+$")
+# Operators worth anchoring candidates on: every match holds them as a code token of that text
+# (commas and semicolons can be optional in a pattern, so they never anchor).
+_OPERATOR = re.compile(r"^[-=!<>+*/%&|^~:.?@]{2,}$")
 
 
 class PatternError(Exception):
@@ -45,6 +48,7 @@ class Pattern:
     nodes: tuple[PNode, ...]  # one node, or a run of siblings
     context: str
     tokens: tuple[bytes, ...]  # literal text every match contains, longest first
+    operators: tuple[bytes, ...] = ()  # operator tokens every match contains, longest first
     chain_kind_ids: frozenset[int] = frozenset()
     names: tuple[str, ...] = ()  # binding metavariable names, in order of appearance
     multi_names: frozenset[str] = field(default_factory=frozenset)
@@ -210,6 +214,7 @@ class Compiler:
 
     def _finish(self, fragment: str, context: str, nodes: tuple[PNode, ...]) -> Pattern:
         tokens: set[bytes] = set()
+        operators: set[bytes] = set()
         names: list[str] = []
         multi: set[str] = set()
         stack = list(reversed(nodes))
@@ -221,6 +226,15 @@ class Compiler:
                 if p.meta.binds and p.meta.kind == metavars.MULTI:
                     multi.add(p.meta.name)
                 continue
+            if (
+                p.text is not None
+                and not p.named
+                and not p.children
+                and self.grammar.tuned
+                and _OPERATOR.match(p.kind)
+                and p.kind == p.text.decode()
+            ):
+                operators.add(p.text)
             if (
                 p.text is not None
                 and p.text.strip()
@@ -238,6 +252,7 @@ class Compiler:
             nodes=nodes,
             context=context,
             tokens=ordered,
+            operators=tuple(sorted(operators, key=lambda t: (-len(t), t))),
             chain_kind_ids=self.chain_ids,
             names=tuple(names),
             multi_names=frozenset(multi),
