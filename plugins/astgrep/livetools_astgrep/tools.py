@@ -6,7 +6,7 @@ import asyncio
 import hashlib
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal
+from typing import Literal, cast
 
 from pydantic import BaseModel, Field
 
@@ -22,7 +22,7 @@ from livetools import (
     resolve_path,
 )
 
-from .engine import FileJob, MatchRecord
+from .engine import FileJob
 from .gcpause import gc_paused
 from .grammar import Grammar
 from .metavars import TEMPLATE
@@ -219,7 +219,7 @@ def _search_result(scope: Scope, parts: list[Searched], limit: int) -> Result:
     not_utf8: list[str] = []
     gave_up: list[str] = []
     parsed = prefiltered = 0
-    matches: list[tuple[str, str, MatchRecord]] = []
+    matches: list[dict[str, object]] = []  # the data records, built once per match
     for part in parts:
         grammar_id = part.grammar
         for o in part.outcomes:
@@ -237,35 +237,35 @@ def _search_result(scope: Scope, parts: list[Searched], limit: int) -> Result:
                 gave_up.append(o.rel)
             if o.matches:
                 rel = o.rel
-                matches += [(grammar_id, rel, m) for m in o.matches]
+                matches += [
+                    {
+                        "file": rel,
+                        "line": m[2],
+                        "end_line": m[3],
+                        "text": m[4],
+                        "bindings": m[5],
+                        "language": grammar_id,
+                    }
+                    for m in o.matches
+                ]
     truncated = False
     if limit and len(matches) > limit:
-        matches = matches[:limit]
+        del matches[limit:]
         truncated = True
     unsearched = sum(p.files - p.searched for p in parts)
     stopped_in_file = any(o.more for p in parts for o in p.outcomes)
     truncated = truncated or unsearched > 0 or stopped_in_file
-    files = {rel for _, rel, _ in matches}
-    data_matches = [
-        {
-            "file": rel,
-            "line": m[2],
-            "end_line": m[3],
-            "text": m[4],
-            "bindings": m[5],
-            "language": grammar_id,
-        }
-        for grammar_id, rel, m in matches
-    ]
+    files = {m["file"] for m in matches}
     lines = []
     multi = {p.grammar: p.pattern.multi_names for p in parts}
     shown_chars = 0
     unshown = 0
-    for index, (grammar_id, rel, m) in enumerate(matches):
+    for index, m in enumerate(matches):
         if shown_chars > TEXT_LIMIT:  # the text is capped anyway; data keeps every match
             unshown = len(matches) - index
             break
-        _, _, line, end_line, text, bindings = m
+        rel, line, end_line = str(m["file"]), m["line"], m["end_line"]
+        text, bindings = str(m["text"]), cast("dict[str, str]", m["bindings"])
         shown_chars += len(text) + len(rel) + 16
         span = f"{line}" if end_line == line else f"{line}-{end_line}"
         text_lines = text.split("\n")
@@ -278,11 +278,11 @@ def _search_result(scope: Scope, parts: list[Searched], limit: int) -> Result:
             if len(text_lines) > MATCH_LINES:
                 lines.append(f"    … {len(text_lines) - MATCH_LINES} more lines")
         if bindings:
+            names = multi[str(m["language"])]
             lines.append(
                 "  "
                 + "  ".join(
-                    f"{'$$$' if k in multi[grammar_id] else '$'}{k}={_one_line(v)}"
-                    for k, v in bindings.items()
+                    f"{'$$$' if k in names else '$'}{k}={_one_line(v)}" for k, v in bindings.items()
                 )
             )
     if unshown:
@@ -311,7 +311,7 @@ def _search_result(scope: Scope, parts: list[Searched], limit: int) -> Result:
         )
     text = "\n".join([head, *lines, *(n for n in notes if n)])
     data = {
-        "matches": data_matches,
+        "matches": matches,
         "truncated": truncated,
         "files_searched": searched_files,
         "files_parsed": parsed,
