@@ -8,7 +8,7 @@ import json
 import subprocess
 import sys
 
-import livetools_astgrep
+import livetools_astgrep.plugin
 from livetools import Host, hookimpl
 from livetools_astgrep import Grammar
 from livetools_astgrep.grammar import pack_language
@@ -38,7 +38,7 @@ class StarlarkLike:
 async def test_third_party_grammar_is_searched(tmp_path):
     (tmp_path / "BUILD.bzlx").write_text('cc_library(name = "x", deps = [":y"])\n')
     (tmp_path / "f.clo").write_text("cc_library(name = 'z')\n")
-    plugins = [("astgrep", livetools_astgrep), ("starlark", StarlarkLike())]
+    plugins = [("astgrep", livetools_astgrep.plugin), ("starlark", StarlarkLike())]
     host = Host(plugins=plugins, entry_points=False)
     options = {"astgrep": {"inline_bytes": 0}}
     async with host.open_run(tmp_path, options=options) as run:
@@ -53,11 +53,11 @@ async def test_third_party_grammar_is_searched(tmp_path):
 
 def test_plugin_import_and_tool_listing_stay_light():
     code = (
-        "import sys, livetools_astgrep\n"
+        "import sys, livetools_astgrep.plugin\n"
         "from livetools import Host\n"
         "import asyncio\n"
         "async def main():\n"
-        "    host = Host(plugins=[('astgrep', livetools_astgrep)], entry_points=False)\n"
+        "    host = Host(plugins=[('astgrep', livetools_astgrep.plugin)], entry_points=False)\n"
         "    async with host.open_run('.') as run:\n"
         "        run.schemas('agent')\n"
         "asyncio.run(main())\n"

@@ -11,7 +11,7 @@ import sys
 from contextlib import asynccontextmanager
 from pathlib import Path
 
-import livetools_astgrep
+import livetools_astgrep.plugin
 from livetools import Host, hookimpl
 from livetools.procs import session_members
 from tests.astgrep.oracle import FIXTURES
@@ -19,7 +19,7 @@ from tests.support import REPO
 
 
 def host(*extra: object) -> Host:
-    return Host(plugins=[("astgrep", livetools_astgrep), *extra], entry_points=False)
+    return Host(plugins=[("astgrep", livetools_astgrep.plugin), *extra], entry_points=False)
 
 
 def project(tmp_path: Path, *langs: str) -> Path:

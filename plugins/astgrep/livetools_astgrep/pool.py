@@ -29,29 +29,6 @@ BATCH_FILES = 48
 DEPTH = 2  # requests in flight per worker
 
 
-# A worker needs the engine modules only; importing the package itself would pull in the host
-# (livetools, pydantic, asyncio: ~100 ms per worker start). So the package is registered bare,
-# and its public names load the real __init__ on first use (a third-party grammar loader may
-# import them).
-BOOT = """
-import importlib, importlib.util, sys, types
-spec = importlib.util.find_spec("livetools_astgrep")
-pkg = types.ModuleType(spec.name)
-pkg.__path__ = list(spec.submodule_search_locations)
-pkg.__spec__, pkg.__file__ = spec, spec.origin
-def load_real(name):
-    if importlib.util.find_spec(spec.name + "." + name) is not None:  # `from . import x`
-        return importlib.import_module(spec.name + "." + name)
-    del pkg.__getattr__
-    spec.loader.exec_module(pkg)
-    return getattr(pkg, name)
-pkg.__getattr__ = load_real
-sys.modules[spec.name] = pkg
-from livetools_astgrep.worker import main
-main()
-"""
-
-
 class WorkerError(Exception):
     pass
 
@@ -166,7 +143,7 @@ class Pool:
             env["PYTHONUNBUFFERED"] = "1"
             starts = [
                 ChildProcess.start(
-                    [sys.executable, "-c", BOOT],
+                    [sys.executable, "-m", "livetools_astgrep.worker"],
                     cwd=self.root,
                     env=env,
                     name="astgrep-worker",
