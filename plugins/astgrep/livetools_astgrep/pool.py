@@ -39,6 +39,14 @@ class Worker:
         self.lock = asyncio.Lock()
         self.broken = False
 
+    async def _exited(self) -> WorkerError:
+        """The worker's pipe broke: say how it ended, with the end of its stderr."""
+        code = await self.child.wait(1.0)
+        tail = self.child.stderr_tail(8).strip()
+        return WorkerError(
+            f"parse worker {self.child.pid} exited (code {code})" + (f": {tail}" if tail else "")
+        )
+
     async def request(self, payload: tuple[Any, ...]) -> Any:
         async with self.lock:
             if self.broken:
@@ -53,12 +61,7 @@ class Worker:
                 body = await self.child.stdout.readexactly(int.from_bytes(header, "big"))
                 done = True
             except (asyncio.IncompleteReadError, ConnectionError, BrokenPipeError) as exc:
-                code = await self.child.wait(1.0)
-                tail = self.child.stderr_tail(8).strip()
-                raise WorkerError(
-                    f"parse worker {self.child.pid} exited (code {code})"
-                    + (f": {tail}" if tail else "")
-                ) from exc
+                raise await self._exited() from exc
             finally:
                 if not done:  # cancelled or dead mid-request: its stream state is unknown
                     self.broken = True
@@ -112,12 +115,7 @@ class Worker:
                         sending = False
                 done = True
             except (asyncio.IncompleteReadError, ConnectionError, BrokenPipeError) as exc:
-                code = await self.child.wait(1.0)
-                tail = self.child.stderr_tail(8).strip()
-                raise WorkerError(
-                    f"parse worker {self.child.pid} exited (code {code})"
-                    + (f": {tail}" if tail else "")
-                ) from exc
+                raise await self._exited() from exc
             finally:
                 if not done:  # cancelled or failed mid-stream: its stream state is unknown
                     self.broken = True

@@ -13,7 +13,6 @@ from pydantic import BaseModel, Field
 from livetools import (
     CallContext,
     EditConflict,
-    PathError,
     Result,
     StagedEdit,
     ToolError,
@@ -188,10 +187,7 @@ def _languages_line(scope: Scope, parts: list[Searched]) -> str:
 
 async def ast_grep(ctx: CallContext, args: AstGrepArgs) -> Result:
     res = _resource(ctx)
-    try:
-        scope = await _scope(res, args.path, args.language)
-    except PathError as exc:
-        return Result.error(str(exc))
+    scope = await _scope(res, args.path, args.language)  # a PathError reaches the model as is
     await _compile(res, scope, args.pattern)
     limit = args.max_results
     # The collector stays off until the records are gone: hundreds of thousands of them would
@@ -345,10 +341,7 @@ def _skipped_data(scope: Scope, binary: list[str], unreadable: list[str]) -> dic
 
 async def ast_edit(ctx: CallContext, args: AstEditArgs) -> Result:
     res = _resource(ctx)
-    try:
-        scope = await _scope(res, args.path, args.language)
-    except PathError as exc:
-        return Result.error(str(exc))
+    scope = await _scope(res, args.path, args.language)  # a PathError reaches the model as is
     await _compile(res, scope, args.pattern)
     template = normalize_template(args.rewrite)
     for pattern in scope.patterns.values():
