@@ -27,6 +27,7 @@ from .hookspecs import KernelSpec, KernelUnavailable
 
 MARKER = "\x1fTOOL\x1f"  # prefix of a bridge request travelling as an input_request prompt
 EOF = "\x04"  # ipykernel raises EOFError in the cell for this input_reply
+BRIDGE_RECHECK = 1.0  # seconds between looks at a pending bridge call (see execute)
 
 Event = tuple[str, Any]
 Bridge = Callable[[dict[str, Any]], Awaitable[Any]]
@@ -269,7 +270,9 @@ class Kernel:
                 if settle_until is not None:
                     wait: float | None = settle_until - now
                 elif pending:
-                    wait = None
+                    # A bridge call does not count against the idle budget; look again every
+                    # second rather than trust a single wake-up to arrive.
+                    wait = BRIDGE_RECHECK
                 else:
                     wait = deadline - now
                 event = await self._next(wait)
@@ -278,6 +281,8 @@ class Kernel:
                         break
                     if reply is not None:  # replied, idle never came: do not wait forever
                         break
+                    if pending:
+                        continue
                     if not interrupted:
                         interrupted = True
                         self.interrupt()
@@ -342,15 +347,19 @@ class Kernel:
 
     async def _answer(self, request: dict[str, Any], prompt: str, bridge: Bridge) -> None:
         try:
-            payload = json.loads(prompt[len(MARKER) :])
-            answer = await bridge(payload)
-            text = json.dumps(answer, default=str)
-        except asyncio.CancelledError:
-            raise
-        except Exception as exc:
-            text = json.dumps({"ok": False, "text": f"bridge failed: {type(exc).__name__}: {exc}"})
-        self.reply_input(request, text)
-        self._queue.put_nowait(("bridge", None))
+            try:
+                payload = json.loads(prompt[len(MARKER) :])
+                answer = await bridge(payload)
+                text = json.dumps(answer, default=str)
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:
+                text = json.dumps(
+                    {"ok": False, "text": f"bridge failed: {type(exc).__name__}: {exc}"}
+                )
+            self.reply_input(request, text)
+        finally:
+            self._queue.put_nowait(("bridge", None))  # wake the cell loop whatever happened
 
     def reply_input(self, request: dict[str, Any], value: str) -> None:
         msg = self.client.session.msg("input_reply", {"value": value}, parent=request["header"])
