@@ -22,8 +22,8 @@ import tempfile
 import time
 from pathlib import Path
 
-import livetools_astgrep
 from livetools import Host
+from livetools_astgrep import plugin as astgrep_plugin
 
 # (label, pattern, max_results for ours, target ratio from the issue)
 CASES = [
@@ -74,7 +74,7 @@ def cli_time(binary: str, pattern: str, corpus: Path, sink: Path) -> tuple[float
 
 
 def host() -> Host:
-    return Host(plugins=[("astgrep", livetools_astgrep)], entry_points=False)
+    return Host(plugins=[("astgrep", astgrep_plugin)], entry_points=False)
 
 
 async def ours_cold(corpus: Path, pattern: str, limit: int) -> tuple[float, int]:
