@@ -10,7 +10,7 @@ import sysconfig
 from functools import cache
 from pathlib import Path
 
-from livetools_astgrep.engine import Engine, FileJob
+from livetools_astgrep.engine import Engine, FileJob, FileOutcome
 from livetools_astgrep.grammar import Grammar, builtin_grammars
 from livetools_astgrep.languages import load
 from livetools_astgrep.pattern import Compiler, Pattern
@@ -51,7 +51,7 @@ def jobs_for(files: list[Path]) -> list[FileJob]:
 def ours(lang: str, pattern: str, files: list[Path]) -> set[Span]:
     p = compile_pattern(lang, pattern)
     found = _ENGINE.search(jobs_for(files), p, grammars()[lang].loader, 0)
-    return {(str(Path(o.rel).resolve()), m[0], m[1]) for o in found for m in o.matches}
+    return {(str(Path(o.rel).resolve()), *span) for o in found for span in _spans(o)}
 
 
 def ours_in_code(lang: str, pattern: str, code: str, tmp: Path, ext: str) -> list[str]:
@@ -60,7 +60,12 @@ def ours_in_code(lang: str, pattern: str, code: str, tmp: Path, ext: str) -> lis
     p = compile_pattern(lang, pattern)
     data = code.encode()
     found = Engine().search(jobs_for([path]), p, grammars()[lang].loader, 0)
-    return [data[m[0] : m[1]].decode() for o in found for m in o.matches]
+    return [data[start:end].decode() for o in found for start, end in _spans(o)]
+
+
+def _spans(outcome: FileOutcome) -> list[tuple[int, int]]:
+    s = outcome.spans
+    return list(zip(s[::2], s[1::2], strict=True))
 
 
 def cli_binary() -> str:

@@ -121,7 +121,7 @@ def test_dart_chain_binds_the_whole_receiver(tmp_path):
     from tests.astgrep.oracle import _ENGINE, grammars, jobs_for
 
     found = _ENGINE.search(jobs_for([tmp_path / "c.dart"]), p, grammars()["dart"].loader, 0)
-    assert [m[5] for m in found[0].matches] == [{"X": "a.b"}]
+    assert [m["bindings"] for m in found[0].matches] == [{"X": "a.b"}]
 
 
 # Deliberate differences, pinned on both sides.

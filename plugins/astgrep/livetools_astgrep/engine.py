@@ -11,6 +11,7 @@ pattern's root kind.
 from __future__ import annotations
 
 import hashlib
+from array import array
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
@@ -34,16 +35,17 @@ class FileJob:
     size: int
 
 
-# (start byte, end byte, line, end line, text, bindings): a plain tuple, because a search may
-# return 500k of them and tuples are the cheapest to build, pickle across the pipe and load.
-MatchRecord = tuple[int, int, int, int, str, dict[str, str]]
+# A match as the tool's data shows it: {file, line, end_line, text, bindings, language}. Built
+# here, in the worker, because a search may return 500k of them: the host only joins lists.
+MatchRow = dict[str, object]
 
 
 @dataclass
 class FileOutcome:
     rel: str
     status: str = "ok"  # ok | no-literal | binary | unreadable
-    matches: list[MatchRecord] = field(default_factory=list)
+    matches: list[MatchRow] = field(default_factory=list)
+    spans: array[int] = field(default_factory=lambda: array("q"))  # start, end byte per match
     more: bool = False  # stopped at the limit inside this file
     not_utf8: bool = False
     note: str = ""
@@ -153,7 +155,8 @@ class Engine:
         data = prepared.data
         outcome = FileOutcome(job.rel, not_utf8=not _is_utf8(data))
         tree = self._tree(prepared, loaded)
-        matches = outcome.matches
+        matches, spans = outcome.matches, outcome.spans
+        rel, language = job.rel, loaded.id
         # Lines by counting newlines from the previous match (matches come in document order),
         # cheaper than a Point object per node; tree-sitter's rows count "\n" the same way.
         pos, line = 0, 1
@@ -167,7 +170,10 @@ class Engine:
                     pos, line = 0, 1
                 line += data.count(b"\n", pos, start)
                 pos = start
-                matches.append(_record(data, start, last.end_byte, line, env))
+                end = last.end_byte
+                matches.append(_row(rel, language, data, start, end, line, env))
+                spans.append(start)
+                spans.append(end)
         except BudgetExceeded:
             outcome.note = "matching gave up on a candidate (too much $$$ backtracking)"
         return outcome
@@ -249,7 +255,9 @@ def _whole_lines(data: bytes, start: int, end: int) -> tuple[int, int]:
     return line_start, min(line_end + 1, len(data))
 
 
-def _record(data: bytes, start: int, end: int, line: int, env: Env) -> MatchRecord:
+def _row(
+    rel: str, language: str, data: bytes, start: int, end: int, line: int, env: Env
+) -> MatchRow:
     raw = data[start:end]
     end_line = line + raw.count(b"\n")
     text = raw.decode("utf-8", "replace")
@@ -264,7 +272,14 @@ def _record(data: bytes, start: int, end: int, line: int, env: Env) -> MatchReco
         else:
             value = ""
         bindings[name] = value
-    return (start, end, line, end_line, text, bindings)
+    return {
+        "file": rel,
+        "line": line,
+        "end_line": end_line,
+        "text": text,
+        "bindings": bindings,
+        "language": language,
+    }
 
 
 def _count_problems(node: Any) -> tuple[int, Any | None]:

@@ -1,8 +1,11 @@
 """Parse workers of one run: N processes (N = cores, 2 here), each owning the parse cache of the
-files routed to it (by a hash of the path, so a second query finds its trees warm).
+files it parsed.
 
 A search hands out batches in file order and stops handing them out once the files searched so
 far, in order, hold `limit` matches: the result is the same as a sequential search, only sooner.
+Batches are handed out as workers ask for them: a file goes back to the worker that parsed it
+last (its tree is cached there), new files go to whichever worker is free, and a worker with
+nothing left takes the last batch of another's queue, so no worker idles while another works.
 """
 
 from __future__ import annotations
@@ -11,7 +14,6 @@ import asyncio
 import os
 import pickle
 import sys
-import zlib
 from collections import deque
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -73,25 +75,24 @@ class Worker:
 
     async def pipeline(
         self,
-        batches: list[tuple[list[int], tuple[Any, ...]]],
+        take: Callable[[], tuple[list[int], tuple[Any, ...]] | None],
         handle: Callable[[list[int], Any], bool],
-        stop: Callable[[], bool] = lambda: False,
     ) -> None:
-        """Send `batches` keeping DEPTH requests in flight, so the worker parses the next batch
-        while this process decodes the last answer; `handle(batch, value)` in order, and no
-        more sends once it returns False or `stop()` is true (answers in flight are read)."""
+        """Send what `take()` hands out (None: nothing more) keeping DEPTH requests in flight, so
+        the worker parses the next batch while this process decodes the last answer;
+        `handle(batch, value)` in order, and no more sends once it returns False (answers in
+        flight are read)."""
         async with self.lock:
             if self.broken:
                 raise WorkerError("parse worker is gone")
             assert self.child.stdin is not None and self.child.stdout is not None
             sent: deque[list[int]] = deque()
-            queue = iter(batches)
             sending = True
             done = False
             try:
                 while True:
                     while sending and len(sent) < DEPTH:
-                        item = None if stop() else next(queue, None)
+                        item = take()
                         if item is None:
                             sending = False
                             break
@@ -127,6 +128,7 @@ class Pool:
         self.size = max(1, size)
         self.cache_bytes = cache_bytes
         self.workers: list[Worker] = []
+        self.home: dict[str, Worker] = {}  # path -> the worker whose cache holds its tree
         self._starting: asyncio.Lock = asyncio.Lock()
         self.started_pids: list[int] = []
 
@@ -152,6 +154,7 @@ class Pool:
                 self.started_pids.append(child.pid)
                 alive.append(Worker(child))
             self.workers = alive
+            self.home = {path: w for path, w in self.home.items() if w in alive}
             return list(self.workers)
 
     def pids(self) -> list[int]:
@@ -163,11 +166,14 @@ class Pool:
 
     # -- work ----------------------------------------------------------------------------------
 
-    def _lanes(self, jobs: Sequence[FileJob]) -> list[list[int]]:
-        lanes: list[list[int]] = [[] for _ in range(len(self.workers))]
+    def _schedule(self, jobs: Sequence[FileJob]) -> _Schedule:
+        live = set(self.workers)
+        lanes: dict[Worker, list[int]] = {w: [] for w in self.workers}
+        free: list[int] = []
         for index, job in enumerate(jobs):
-            lanes[zlib.crc32(job.path.encode()) % len(lanes)].append(index)
-        return lanes
+            home = self.home.get(job.path)
+            (lanes[home] if home in live else free).append(index)
+        return _Schedule(jobs, lanes, free, self.home)
 
     async def search(
         self, jobs: Sequence[FileJob], pattern: Pattern, loader: Callable[[], Any], limit: int
@@ -191,14 +197,18 @@ class Pool:
             advance()
             return len(outs) == len(batch)  # else this lane alone reached the limit
 
-        async def lane(worker: Worker, indexes: list[int]) -> None:
-            batches = [
-                (b, ("search", [jobs[i] for i in b], pattern, loader, limit))
-                for b in _batches(jobs, indexes)
-            ]
-            await worker.pipeline(batches, handle, lambda: bool(state["stop"]))
+        schedule = self._schedule(jobs)
 
-        await _gather(lane(w, idx) for w, idx in zip(self.workers, self._lanes(jobs), strict=True))
+        def lane(worker: Worker) -> Any:
+            def take() -> tuple[list[int], tuple[Any, ...]] | None:
+                batch = None if state["stop"] else schedule.take(worker)
+                if batch is None:
+                    return None
+                return batch, ("search", [jobs[i] for i in batch], pattern, loader, limit)
+
+            return worker.pipeline(take, handle)
+
+        await _gather(lane(w) for w in self.workers)
         advance()
         prefix = state["prefix"]
         return [results[i] for i in range(prefix)], prefix
@@ -213,15 +223,63 @@ class Pool:
             results.update(zip(batch, outs, strict=True))
             return True
 
-        async def lane(worker: Worker, indexes: list[int]) -> None:
-            batches = [
-                (b, ("rewrite", [jobs[i] for i in b], pattern, loader, template))
-                for b in _batches(jobs, indexes)
-            ]
-            await worker.pipeline(batches, handle)
+        schedule = self._schedule(jobs)
 
-        await _gather(lane(w, idx) for w, idx in zip(self.workers, self._lanes(jobs), strict=True))
+        def lane(worker: Worker) -> Any:
+            def take() -> tuple[list[int], tuple[Any, ...]] | None:
+                batch = schedule.take(worker)
+                if batch is None:
+                    return None
+                return batch, ("rewrite", [jobs[i] for i in batch], pattern, loader, template)
+
+            return worker.pipeline(take, handle)
+
+        await _gather(lane(w) for w in self.workers)
         return [results[i] for i in range(len(jobs))]
+
+
+class _Schedule:
+    """Hands out batches to workers as they ask: first the files cached in that worker, then
+    files no worker holds (in file order), then the last batch of the longest other queue."""
+
+    def __init__(
+        self,
+        jobs: Sequence[FileJob],
+        lanes: dict[Worker, list[int]],
+        free: list[int],
+        home: dict[str, Worker],
+    ) -> None:
+        self.jobs = jobs
+        self.lanes = {w: deque(q) for w, q in lanes.items()}
+        self.free = deque(free)
+        self.home = home
+
+    def take(self, worker: Worker) -> list[int] | None:
+        own = self.lanes.get(worker)
+        if own:
+            batch = self._cut(own, front=True)
+        elif self.free:
+            batch = self._cut(self.free, front=True)
+        else:
+            other = max(self.lanes.values(), key=len, default=None)
+            if not other:
+                return None
+            batch = self._cut(other, front=False)
+        for index in batch:
+            self.home[self.jobs[index].path] = worker
+        return batch
+
+    def _cut(self, queue: deque[int], front: bool) -> list[int]:
+        """One batch off a queue: up to BATCH_FILES files or BATCH_BYTES of source."""
+        batch: list[int] = []
+        size = 0
+        while queue and size < BATCH_BYTES and len(batch) < BATCH_FILES:
+            index = queue.popleft() if front else queue.pop()
+            batch.append(index)
+            size += self.jobs[index].size
+        if not front:
+            batch.reverse()
+        return batch
 
 
 async def _gather(coros: Any) -> None:
@@ -234,18 +292,3 @@ async def _gather(coros: Any) -> None:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
         raise
-
-
-def _batches(jobs: Sequence[FileJob], indexes: list[int]) -> list[list[int]]:
-    batches: list[list[int]] = []
-    current: list[int] = []
-    size = 0
-    for index in indexes:
-        current.append(index)
-        size += jobs[index].size
-        if size >= BATCH_BYTES or len(current) >= BATCH_FILES:
-            batches.append(current)
-            current, size = [], 0
-    if current:
-        batches.append(current)
-    return batches

@@ -215,9 +215,8 @@ def _search_result(scope: Scope, parts: list[Searched], limit: int) -> Result:
     not_utf8: list[str] = []
     gave_up: list[str] = []
     parsed = prefiltered = 0
-    matches: list[dict[str, object]] = []  # the data records, built once per match
+    matches: list[dict[str, object]] = []  # rows as the workers built them
     for part in parts:
-        grammar_id = part.grammar
         for o in part.outcomes:
             if o.status == "binary":
                 binary.append(o.rel)
@@ -231,19 +230,7 @@ def _search_result(scope: Scope, parts: list[Searched], limit: int) -> Result:
                 not_utf8.append(o.rel)
             if o.note:
                 gave_up.append(o.rel)
-            if o.matches:
-                rel = o.rel
-                matches += [
-                    {
-                        "file": rel,
-                        "line": m[2],
-                        "end_line": m[3],
-                        "text": m[4],
-                        "bindings": m[5],
-                        "language": grammar_id,
-                    }
-                    for m in o.matches
-                ]
+            matches += o.matches
     truncated = False
     if limit and len(matches) > limit:
         del matches[limit:]
