@@ -17,9 +17,9 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from . import rewrite
+from . import query_plan, rewrite
 from .languages import Loaded, load
-from .matcher import BudgetExceeded, Env, Matcher
+from .matcher import BudgetExceeded, Env, Found, Matcher, outer_first
 from .pattern import Pattern
 
 BINARY_PROBE = 8000
@@ -156,22 +156,20 @@ class Engine:
         outcome = FileOutcome(job.rel, not_utf8=not _is_utf8(data))
         tree = self._tree(prepared, loaded)
         matches, spans = outcome.matches, outcome.spans
-        rel, language = job.rel, loaded.id
+        rel, language, names = job.rel, loaded.id, pattern.names
         # Lines by counting newlines from the previous match (matches come in document order),
         # cheaper than a Point object per node; tree-sitter's rows count "\n" the same way.
         pos, line = 0, 1
         try:
-            for first, last, env in find(tree, data, pattern, loaded):
+            for start, end, _, env in find(tree, data, pattern, loaded):
                 if room and len(matches) >= room:
                     outcome.more = True
                     break
-                start = first.start_byte
                 if start < pos:  # not expected; count from the top again
                     pos, line = 0, 1
                 line += data.count(b"\n", pos, start)
                 pos = start
-                end = last.end_byte
-                matches.append(_row(rel, language, data, start, end, line, env))
+                matches.append(_row(rel, language, data, start, end, line, env, names))
                 spans.append(start)
                 spans.append(end)
         except BudgetExceeded:
@@ -205,8 +203,7 @@ class Engine:
         except BudgetExceeded:
             result.note = "matching gave up on a candidate (too much $$$ backtracking)"
         kept: list[tuple[int, int, Env]] = []
-        for first, last, env in found:
-            start, end = first.start_byte, last.end_byte
+        for start, end, first, env in found:
             if kept and start < kept[-1][1]:
                 why = "nested" if end <= kept[-1][1] else "overlapping"
                 result.skipped.append((first.start_point[0] + 1, why))
@@ -256,7 +253,14 @@ def _whole_lines(data: bytes, start: int, end: int) -> tuple[int, int]:
 
 
 def _row(
-    rel: str, language: str, data: bytes, start: int, end: int, line: int, env: Env
+    rel: str,
+    language: str,
+    data: bytes,
+    start: int,
+    end: int,
+    line: int,
+    env: Env,
+    names: tuple[str, ...],
 ) -> MatchRow:
     raw = data[start:end]
     end_line = line + raw.count(b"\n")
@@ -264,7 +268,10 @@ def _row(
     if len(text) > TEXT_CAP:
         text = text[:TEXT_CAP] + f"… ({len(text) - TEXT_CAP} more characters)"
     bindings = {}
-    for name, nodes in env.items():
+    for name in names:  # in the pattern's order, however they were bound
+        nodes = env.get(name)
+        if nodes is None:
+            continue
         if nodes:
             value = data[nodes[0].start_byte : nodes[-1].end_byte].decode("utf-8", "replace")
             if len(value) > BINDING_CAP:
@@ -316,43 +323,76 @@ def _new_syntax_error(old: Any, new: Any, data: bytes) -> str:
 # -- candidates --------------------------------------------------------------------------------
 
 
-def find(
-    tree: Any, data: bytes, pattern: Pattern, loaded: Loaded
-) -> Iterator[tuple[Any, Any, Env]]:
-    """Matches in document order (outer before inner): (first node, last node, bindings)."""
+def find(tree: Any, data: bytes, pattern: Pattern, loaded: Loaded) -> Iterable[Found]:
+    """Matches in document order (outer before inner)."""
     matcher = Matcher(pattern)
-    seen: set[tuple[int, int]] = set()
-    results: list[tuple[int, int, Any, Any, Env]] = []
     if pattern.is_sequence:
-        for parent in _parents(tree, data, pattern, loaded):
-            for first, last, env in matcher.runs(parent):
-                key = (first.start_byte, last.end_byte)
-                if key not in seen:
-                    seen.add(key)
-                    results.append((first.start_byte, -last.end_byte, first, last, env))
-    else:
-        candidates, ordered = _candidates(tree, data, pattern, loaded)
-        if ordered:  # a query or a walk: document order, each node once
-            for node in candidates:
-                env = matcher.at(node)
-                if env is not None:
-                    yield node, node, env
-            return
-        for node in candidates:
-            key = (node.start_byte, node.end_byte)
-            if key in seen:
-                continue
-            env = matcher.at(node)
-            if env is not None:
+        return _runs(tree, data, pattern, loaded, matcher)
+    root = pattern.root
+    anchors = _anchor_nodes(tree, data, _literal(pattern)) if root.meta is None else None
+    if anchors is None and root.meta is None:
+        found = _by_query(tree, pattern, loaded, matcher)
+        if found is not None:
+            return found
+    candidates, ordered = _candidates(tree, pattern, loaded, anchors)
+    if ordered:  # a query or a walk: document order, each node once
+        return _each(candidates, matcher)
+    results: list[Found] = []
+    seen: set[tuple[int, int]] = set()
+    for node in candidates:
+        key = (node.start_byte, node.end_byte)
+        if key in seen:
+            continue
+        env = matcher.at(node)
+        if env is not None:
+            seen.add(key)
+            results.append((key[0], key[1], node, env))
+    results.sort(key=outer_first)
+    return results
+
+
+def _each(candidates: Iterable[Any], matcher: Matcher) -> Iterator[Found]:
+    for node in candidates:
+        env = matcher.at(node)
+        if env is not None:
+            yield node.start_byte, node.end_byte, node, env
+
+
+def _runs(
+    tree: Any, data: bytes, pattern: Pattern, loaded: Loaded, matcher: Matcher
+) -> list[Found]:
+    results: list[Found] = []
+    seen: set[tuple[int, int]] = set()
+    for parent in _parents(tree, data, pattern, loaded):
+        for first, last, env in matcher.runs(parent):
+            key = (first.start_byte, last.end_byte)
+            if key not in seen:
                 seen.add(key)
-                results.append((node.start_byte, -node.end_byte, node, node, env))
-    results.sort(key=lambda r: (r[0], r[1]))
-    for _, _, first, last, env in results:
-        yield first, last, env
+                results.append((key[0], key[1], first, env))
+    results.sort(key=outer_first)
+    return results
+
+
+def _by_query(tree: Any, pattern: Pattern, loaded: Loaded, matcher: Matcher) -> list[Found] | None:
+    """Matches from the pattern's whole query, when it has one (used where no rare literal
+    anchors the candidates: a few anchors cost less than a query, which visits every node)."""
+    plan = query_plan.plan_for(pattern)
+    query = loaded.query(plan.query) if plan is not None else None
+    if plan is None or query is None:
+        return None
+    return query_plan.run(plan, query, tree, matcher)
+
+
+def _literal(pattern: Pattern) -> bytes:
+    """The text to anchor candidates on: the longest literal, or an operator (`$A == $A`)."""
+    literal = pattern.tokens or pattern.operators
+    return literal[0] if literal else b""
 
 
 def _anchor_nodes(tree: Any, data: bytes, token: bytes) -> Iterator[Any] | None:
     """Nodes at each occurrence of `token`, or None when it is too frequent to be worth it."""
+    if not token:
+        return None
     positions = []
     pos = data.find(token)
     cap = max(64, len(data) // 256)
@@ -372,16 +412,12 @@ def _ancestors(node: Any) -> Iterator[Any]:
 
 
 def _candidates(
-    tree: Any, data: bytes, pattern: Pattern, loaded: Loaded
+    tree: Any, pattern: Pattern, loaded: Loaded, anchors: Iterator[Any] | None
 ) -> tuple[Iterable[Any], bool]:
     """Nodes the pattern's root may match, and whether they come in document order."""
     root = pattern.root
     if root.meta is not None:
         return _walk(tree.root_node, named_only=root.meta.kind != 2), True
-    # An operator anchors too (`$A == $A`): the nodes around a few dozen `==` cost less than a
-    # query, which visits every node of the tree.
-    literal = pattern.tokens or pattern.operators
-    anchors = _anchor_nodes(tree, data, literal[0]) if literal else None
     if anchors is not None:
         return _anchored(anchors, root.kind_id), False
     query = loaded.query(_kind_query(root.kind, root.named))

@@ -19,6 +19,12 @@ from .metavars import ANY, MULTI, SINGLE
 from .pattern import Pattern, PNode
 
 Env = dict[str, tuple[Any, ...]]
+Found = tuple[int, int, Any, Env]  # a match: start byte, end byte, first node, bindings
+
+
+def outer_first(found: Found) -> tuple[int, int]:
+    """Sort key for document order, an enclosing match before the matches inside it."""
+    return found[0], -found[1]
 
 
 class BudgetExceeded(Exception):
@@ -61,7 +67,7 @@ class _Plan:
     __slots__ = ("after", "optional", "sep_multi", "wrapper")
 
     def __init__(self, ps: tuple[PNode, ...], counts: dict[str, int]) -> None:
-        self.optional = [_trailing_comma(ps, i) for i in range(len(ps))]
+        self.optional = [trailing_comma(ps, i) for i in range(len(ps))]
         self.sep_multi = [_separator_before_multi(ps, i) for i in range(len(ps))]
         self.after = [_separators_after(ps, i) for i in range(len(ps))]
         self.wrapper = _wrapper(ps, counts)
@@ -148,7 +154,7 @@ class Matcher:
         per argument."""
         yield ci
         nxt = ps[pi + 1] if pi + 1 < len(ps) else None
-        if nxt is None or nxt.meta is not None or nxt.children or _trailing_comma(ps, pi + 1):
+        if nxt is None or nxt.meta is not None or nxt.children or trailing_comma(ps, pi + 1):
             yield from range(ci + 1, len(cs) + 1)
             return
         want = nxt.kind_id
@@ -297,7 +303,7 @@ def _last_consumed(cs: list[Any], start: int, end: int) -> Any:
 _CLOSERS = frozenset({")", "]", "}", ">"})
 
 
-def _trailing_comma(ps: tuple[PNode, ...], pi: int) -> bool:
+def trailing_comma(ps: tuple[PNode, ...], pi: int) -> bool:
     """A pattern `,` followed only by closing brackets: optional, like trailing commas in code."""
     p = ps[pi]
     if p.named or p.meta is not None or p.kind != ",":

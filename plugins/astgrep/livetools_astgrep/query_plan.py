@@ -1,0 +1,220 @@
+"""Whole-pattern tree-sitter queries, for search without a literal to anchor on.
+
+A pattern made only of node kinds, tokens, `$NAME`s and bracketed `$$$NAME` runs (`$F($$$ARGS)`,
+`[$$$A]`, `$A if $B else $C`) becomes one tree-sitter query, which finds every node the pattern
+can match, with the nodes its metavariables stand for, in C. A query's child patterns may skip
+children, so a few checks per match make its answer the matcher's: every pattern node's code
+node has exactly as many children as the pattern gives it (then the query's assignment of
+children is the only one the matcher could make), no comment or missing node stands in for a
+metavariable, and repeated metavariables capture equal code. A candidate that fails a check goes
+to the matcher itself, so the answer is always the matcher's; only the common case is cheaper
+(a non-selective pattern can have 500k matches, where the matcher costs several microseconds
+each).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from .matcher import Env, Found, Matcher, nodes_equal, outer_first, trailing_comma
+from .metavars import MULTI, SINGLE
+from .pattern import Pattern, PNode
+
+ROOT = "root"
+
+
+@dataclass(frozen=True)
+class Level:
+    """A pattern node with children, checked on each match."""
+
+    capture: str
+    size: int  # children the pattern gives it (ignored for a wrapper)
+    wrapper: tuple[int, int, str] | None = None  # opener, closer, name of `open $$$NAME close`
+
+
+@dataclass(frozen=True)
+class Plan:
+    query: str
+    levels: tuple[Level, ...]
+    singles: tuple[tuple[str, str], ...]  # (capture, metavariable name; "" binds nothing)
+    leaves: tuple[tuple[str, bytes], ...]  # (capture, the named leaf's exact text)
+
+
+_PLANS: dict[tuple[str, str, str], Plan | None] = {}
+_SEPARATORS = frozenset({",", ";"})
+
+
+def plan_for(pattern: Pattern) -> Plan | None:
+    """The pattern's query plan, or None when the pattern needs the matcher's backtracking."""
+    key = (pattern.grammar, pattern.source, pattern.context)
+    if key not in _PLANS:
+        _PLANS[key] = _build(pattern)
+    return _PLANS[key]
+
+
+class _Unsupported(Exception):
+    pass
+
+
+def _build(pattern: Pattern) -> Plan | None:
+    if pattern.is_sequence or pattern.root.meta is not None or not pattern.root.children:
+        return None
+    levels: list[Level] = []
+    singles: list[tuple[str, str]] = []
+    leaves: list[tuple[str, bytes]] = []
+    multi_names: list[str] = []
+
+    def node(p: PNode, capture: str) -> str:
+        if not p.named:
+            raise _Unsupported
+        wrapper = _wrapper(p.children)
+        if wrapper is not None:
+            opener, name, closer = wrapper
+            multi_names.append(name)
+            levels.append(Level(capture, 0, (opener.kind_id, closer.kind_id, name)))
+            return f"({p.kind} {_token(opener)} {_token(closer)}) @{capture}"
+        ps = p.children
+        if any(trailing_comma(ps, i) for i in range(len(ps))):
+            raise _Unsupported  # optional in code: the matcher tries it both ways
+        levels.append(Level(capture, len(ps)))
+        parts = [child(c, f"{capture}_{i}") for i, c in enumerate(ps)]
+        return f"({p.kind} {' '.join(parts)}) @{capture}"
+
+    def child(p: PNode, capture: str) -> str:
+        meta = p.meta
+        if meta is not None:
+            if meta.kind != SINGLE:
+                raise _Unsupported  # $$A, or a $$$ run outside brackets: the matcher decides
+            singles.append((capture, meta.name if meta.binds else ""))
+            return f"(_) @{capture}"
+        if p.children:
+            return node(p, capture)
+        if p.named:
+            assert p.text is not None
+            leaves.append((capture, p.text))
+            return f"({p.kind}) @{capture}"
+        return _token(p)
+
+    try:
+        query = node(pattern.root, ROOT)
+    except _Unsupported:
+        return None
+    bound = [name for _, name in singles if name] + [n for n in multi_names if n]
+    if any(bound.count(n) > 1 for n in multi_names if n):
+        return None  # a `$$$NAME` used twice: compared as runs, by the matcher
+    return Plan(query, tuple(levels), tuple(singles), tuple(leaves))
+
+
+def _token(p: PNode) -> str:
+    escaped = p.kind.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
+    return f'"{escaped}"'
+
+
+def _wrapper(ps: tuple[PNode, ...]) -> tuple[PNode, str, PNode] | None:
+    """`open $$$NAME close` with distinct plain bracket tokens: (open, name, close)."""
+    if len(ps) != 3:
+        return None
+    first, multi, last = ps
+    meta = multi.meta
+    if meta is None or meta.kind != MULTI:
+        return None
+    for tok in (first, last):
+        if tok.meta is not None or tok.named or tok.children or tok.kind in _SEPARATORS:
+            return None
+    if first.kind_id == last.kind_id:
+        return None
+    return first, (meta.name if meta.binds else ""), last
+
+
+def _wrapped(node: Any, opener: int, closer: int) -> tuple[Any, ...] | None:
+    """What `open $$$NAME close` binds in `node`, as the matcher would; None when the matcher
+    must decide (a comment or a zero-width node among the children, a closer inside)."""
+    cs = node.children
+    if len(cs) < 2 or cs[0].kind_id != opener or cs[-1].kind_id != closer:
+        return None
+    stop = 0
+    for i in range(1, len(cs) - 1):
+        c = cs[i]
+        if c.is_extra or c.kind_id == closer or c.start_byte == c.end_byte:
+            return None
+        if c.is_named:
+            stop = i
+    return tuple(cs[1 : stop + 1])
+
+
+def run(plan: Plan, query: Any, tree: Any, matcher: Matcher) -> list[Found] | None:
+    """Matches in document order, or None when the query engine gave up on the file (its
+    in-progress match limit), so the caller searches it the matcher's way."""
+    from tree_sitter import QueryCursor
+
+    cursor = QueryCursor(query)
+    found = cursor.matches(tree.root_node)
+    if cursor.did_exceed_match_limit:
+        return None
+    return _checked(plan, found, matcher)
+
+
+_REJECT: Env = {}  # a sentinel: the matcher would refuse this candidate too
+
+
+def _check(plan: Plan, caps: dict[str, list[Any]]) -> Env | None:
+    """The bindings when the checks pass; None when the matcher must decide; _REJECT when the
+    only possible assignment binds a repeated metavariable to different code."""
+    env: Env = {}
+    for level in plan.levels:
+        n = caps[level.capture][0]
+        if level.wrapper is None:
+            if n.child_count != level.size:
+                return None
+            continue
+        opener, closer, name = level.wrapper
+        bound = _wrapped(n, opener, closer)
+        if bound is None:
+            return None
+        if name:
+            env[name] = bound
+    for capture, text in plan.leaves:
+        if caps[capture][0].text != text:
+            return None
+    repeated: list[tuple[Any, Any]] = []
+    for capture, name in plan.singles:
+        n = caps[capture][0]
+        if n.is_extra or n.start_byte == n.end_byte:
+            return None
+        if name:
+            first = env.get(name)
+            if first is None:
+                env[name] = (n,)
+            else:
+                repeated.append((first[0], n))
+    for a, b in repeated:
+        if not nodes_equal(a, b):
+            return _REJECT
+    return env
+
+
+def _checked(plan: Plan, found: list[Any], matcher: Matcher) -> list[Found]:
+    done: set[int] = set()
+    pending: dict[int, Any] = {}
+    out: list[Found] = []
+    for _, caps in found:
+        root = caps[ROOT][0]
+        key = root.id
+        if key in done:
+            continue
+        env = _check(plan, caps)
+        if env is None:
+            pending[key] = root
+            continue
+        done.add(key)
+        if pending:
+            pending.pop(key, None)
+        if env is not _REJECT:
+            out.append((root.start_byte, root.end_byte, root, env))
+    for root in pending.values():
+        env = matcher.at(root)
+        if env is not None:
+            out.append((root.start_byte, root.end_byte, root, env))
+    out.sort(key=outer_first)  # the query reports a call after the calls in its arguments
+    return out
