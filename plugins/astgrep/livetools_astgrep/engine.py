@@ -50,6 +50,18 @@ class FileOutcome:
     not_utf8: bool = False
     note: str = ""
 
+    def to_wire(self) -> tuple[Any, ...]:
+        """Plain data for marshal (see worker)."""
+        spans = self.spans.tobytes()
+        return (self.rel, self.status, self.matches, spans, self.more, self.not_utf8, self.note)
+
+    @classmethod
+    def from_wire(cls, t: tuple[Any, ...]) -> FileOutcome:
+        rel, status, matches, spans, more, not_utf8, note = t
+        outcome = cls(rel, status, matches, array("q"), more, not_utf8, note)
+        outcome.spans.frombytes(spans)
+        return outcome
+
 
 @dataclass
 class FileRewrite:

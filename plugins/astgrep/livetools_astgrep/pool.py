@@ -24,7 +24,7 @@ from livetools.procs import ChildProcess
 from .engine import FileJob, FileOutcome, FileRewrite
 from .gcpause import gc_paused
 from .pattern import Pattern
-from .worker import HEADER
+from .worker import HEADER, decode_reply
 
 BATCH_BYTES = 256 * 1024
 BATCH_FILES = 48
@@ -68,7 +68,7 @@ class Worker:
                 if not done:  # cancelled or dead mid-request: its stream state is unknown
                     self.broken = True
             with gc_paused():
-                status, value = pickle.loads(body)
+                status, value = decode_reply(body)
             if status != "ok":
                 raise WorkerError(f"parse worker failed: {value}")
             return value
@@ -106,7 +106,7 @@ class Worker:
                     body = await self.child.stdout.readexactly(int.from_bytes(header, "big"))
                     batch = sent.popleft()
                     with gc_paused():
-                        status, value = pickle.loads(body)
+                        status, value = decode_reply(body)
                     if status != "ok":
                         sending = False
                         if not sent:
