@@ -173,7 +173,7 @@ class Engine:
         # cheaper than a Point object per node; tree-sitter's rows count "\n" the same way.
         pos, line = 0, 1
         try:
-            for start, end, _, env in find(tree, data, pattern, loaded):
+            for start, end, _, env in find(tree, data, pattern, loaded, ends_only=True):
                 if room and len(matches) >= room:
                     outcome.more = True
                     break
@@ -335,15 +335,18 @@ def _new_syntax_error(old: Any, new: Any, data: bytes) -> str:
 # -- candidates --------------------------------------------------------------------------------
 
 
-def find(tree: Any, data: bytes, pattern: Pattern, loaded: Loaded) -> Iterable[Found]:
-    """Matches in document order (outer before inner)."""
+def find(
+    tree: Any, data: bytes, pattern: Pattern, loaded: Loaded, ends_only: bool = False
+) -> Iterable[Found]:
+    """Matches in document order (outer before inner). `ends_only`: a `$$$` binding may hold
+    just its first and last node (a search needs its text; a rewrite needs every node)."""
     matcher = Matcher(pattern)
     if pattern.is_sequence:
         return _runs(tree, data, pattern, loaded, matcher)
     root = pattern.root
     anchors = _anchor_nodes(tree, data, _literal(pattern)) if root.meta is None else None
     if anchors is None and root.meta is None:
-        found = _by_query(tree, pattern, loaded, matcher)
+        found = _by_query(tree, pattern, loaded, matcher, ends_only)
         if found is not None:
             return found
     candidates, ordered = _candidates(tree, pattern, loaded, anchors)
@@ -385,14 +388,16 @@ def _runs(
     return results
 
 
-def _by_query(tree: Any, pattern: Pattern, loaded: Loaded, matcher: Matcher) -> list[Found] | None:
+def _by_query(
+    tree: Any, pattern: Pattern, loaded: Loaded, matcher: Matcher, ends_only: bool
+) -> list[Found] | None:
     """Matches from the pattern's whole query, when it has one (used where no rare literal
     anchors the candidates: a few anchors cost less than a query, which visits every node)."""
     plan = query_plan.plan_for(pattern)
     query = loaded.query(plan.query) if plan is not None else None
     if plan is None or query is None:
         return None
-    return query_plan.run(plan, query, tree, matcher)
+    return query_plan.run(plan, query, tree, matcher, ends_only)
 
 
 def _literal(pattern: Pattern) -> bytes:

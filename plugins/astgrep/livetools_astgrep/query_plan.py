@@ -14,6 +14,7 @@ each).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from operator import itemgetter
 from typing import Any
@@ -134,36 +135,68 @@ def _wrapped(node: Any, opener: int, closer: int) -> tuple[Any, ...] | None:
     cs = node.children
     if len(cs) < 2 or cs[0].kind_id != opener or cs[-1].kind_id != closer:
         return None
+    inner = cs[1:-1]
     stop = 0
-    for i in range(1, len(cs) - 1):
-        c = cs[i]
+    for i, c in enumerate(inner, 1):
         if c.is_extra or c.kind_id == closer or c.start_byte == c.end_byte:
             return None
         if c.is_named:
             stop = i
-    return tuple(cs[1 : stop + 1])
+    return tuple(inner[:stop])
 
 
-def run(plan: Plan, query: Any, tree: Any, matcher: Matcher) -> list[Found] | None:
+def _wrapped_ends(node: Any, opener: int, closer: int) -> tuple[Any, ...] | None:
+    """The first and last node of what `_wrapped` binds, without visiting every child (a
+    search needs only the run's text). In a tree without errors a closer cannot sit among the
+    children (brackets balance), and comments between the ends do not change the run's text;
+    anything else goes to `_wrapped`."""
+    count = node.child_count
+    if count < 2 or node.has_error:
+        return _wrapped(node, opener, closer)
+    if node.child(0).kind_id != opener or node.child(count - 1).kind_id != closer:
+        return None
+    named = node.named_child_count
+    if not named:
+        return () if count == 2 else _wrapped(node, opener, closer)
+    first, last = node.child(1), node.named_child(named - 1)
+    if (
+        first.is_extra
+        or last.is_extra
+        or first.start_byte == first.end_byte
+        or last.start_byte == last.end_byte
+    ):
+        return _wrapped(node, opener, closer)
+    return (first, last) if first.id != last.id else (first,)
+
+
+def run(
+    plan: Plan, query: Any, tree: Any, matcher: Matcher, ends_only: bool = False
+) -> list[Found] | None:
     """Matches in document order, or None when the query engine gave up on the file (its
-    in-progress match limit), so the caller searches it the matcher's way."""
+    in-progress match limit), so the caller searches it the matcher's way. `ends_only`: a
+    `$$$` run is bound as its first and last node only (enough for its text)."""
     from tree_sitter import QueryCursor
 
     cursor = QueryCursor(query)
     found = cursor.matches(tree.root_node)
     if cursor.did_exceed_match_limit:
         return None
-    return _checked(plan, found, matcher)
+    return _checked(plan, found, matcher, _wrapped_ends if ends_only else _wrapped)
 
 
-def _checked(plan: Plan, found: list[Any], matcher: Matcher) -> list[Found]:
+def _checked(
+    plan: Plan,
+    found: list[Any],
+    matcher: Matcher,
+    wrapped: Callable[[Any, int, int], tuple[Any, ...] | None],
+) -> list[Found]:
     """The query's matches that pass the checks, the matcher's verdict on those that do not,
     in document order. This loop runs once per match (500k times for `$F($$$ARGS)` on a large
     tree), so the checks are inline."""
     pending: dict[int, Any] = {}
     out: list[Found] = []
     sized = [(level.capture, level.size) for level in plan.levels if level.wrapper is None]
-    wrapped = [(level.capture, *level.wrapper) for level in plan.levels if level.wrapper]
+    wrappers = [(level.capture, *level.wrapper) for level in plan.levels if level.wrapper]
     singles, leaves = plan.singles, plan.leaves
     for _, caps in found:
         root = caps[ROOT][0]
@@ -173,8 +206,8 @@ def _checked(plan: Plan, found: list[Any], matcher: Matcher) -> list[Found]:
                 env = None
                 break
         if env is not None:
-            for capture, opener, closer, name in wrapped:
-                bound = _wrapped(caps[capture][0], opener, closer)
+            for capture, opener, closer, name in wrappers:
+                bound = wrapped(caps[capture][0], opener, closer)
                 if bound is None:
                     env = None
                     break
