@@ -147,11 +147,11 @@ def _wrapped(node: Any, opener: int, closer: int) -> tuple[Any, ...] | None:
 
 def _wrapped_ends(node: Any, opener: int, closer: int) -> tuple[Any, ...] | None:
     """The first and last node of what `_wrapped` binds, without visiting every child (a
-    search needs only the run's text). In a tree without errors a closer cannot sit among the
-    children (brackets balance), and comments between the ends do not change the run's text;
-    anything else goes to `_wrapped`."""
+    search needs only the run's text). `run` only takes trees without errors, where a closer
+    cannot sit among the children (brackets balance); comments between the ends do not change
+    the run's text; anything else goes to `_wrapped`."""
     count = node.child_count
-    if count < 2 or node.has_error:
+    if count < 2:
         return _wrapped(node, opener, closer)
     if node.child(0).kind_id != opener or node.child(count - 1).kind_id != closer:
         return None
@@ -174,7 +174,11 @@ def run(
 ) -> list[Found] | None:
     """Matches in document order, or None when the query engine gave up on the file (its
     in-progress match limit), so the caller searches it the matcher's way. `ends_only`: a
-    `$$$` run is bound as its first and last node only (enough for its text)."""
+    `$$$` run is bound as its first and last node only (enough for its text). A tree with
+    syntax errors is left to the matcher too: there a metavariable may stand for an ERROR
+    node, which a query's `(_)` need not match."""
+    if tree.root_node.has_error:
+        return None
     from tree_sitter import QueryCursor
 
     cursor = QueryCursor(query)
