@@ -70,7 +70,7 @@ class _Plan:
         self.optional = [trailing_comma(ps, i) for i in range(len(ps))]
         self.sep_multi = [_separator_before_multi(ps, i) for i in range(len(ps))]
         self.after = [_separators_after(ps, i) for i in range(len(ps))]
-        self.wrapper = _wrapper(ps, counts)
+        self.wrapper = wrapper_of(ps, counts)
 
 
 class Matcher:
@@ -78,13 +78,11 @@ class Matcher:
         self.pattern = pattern
         self.budget = budget
         self._steps = 0
-        counts: dict[str, int] = {}
+        counts = name_counts(pattern.nodes)
         tuples: list[tuple[PNode, ...]] = [pattern.nodes]
         stack = list(pattern.nodes)
         while stack:
             p = stack.pop()
-            if p.meta is not None:
-                counts[p.meta.name] = counts.get(p.meta.name, 0) + 1
             if p.children:
                 tuples.append(p.children)
                 stack.extend(p.children)
@@ -322,7 +320,19 @@ def _separators_after(ps: tuple[PNode, ...], pi: int) -> int:
     return j
 
 
-def _wrapper(ps: tuple[PNode, ...], counts: dict[str, int]) -> tuple[int, int, str] | None:
+def name_counts(nodes: tuple[PNode, ...]) -> dict[str, int]:
+    """How often each metavariable name occurs in a pattern."""
+    counts: dict[str, int] = {}
+    stack = list(nodes)
+    while stack:
+        p = stack.pop()
+        if p.meta is not None:
+            counts[p.meta.name] = counts.get(p.meta.name, 0) + 1
+        stack.extend(p.children)
+    return counts
+
+
+def wrapper_of(ps: tuple[PNode, ...], counts: dict[str, int]) -> tuple[int, int, str] | None:
     """(opener, closer, name) when `ps` is `open $$$NAME close` with plain distinct bracket
     tokens and a name used once in the pattern (so nothing to compare it with)."""
     if len(ps) != 3:

@@ -19,8 +19,8 @@ from dataclasses import dataclass
 from operator import itemgetter
 from typing import Any
 
-from .matcher import Found, Matcher, nodes_equal, trailing_comma
-from .metavars import MULTI, SINGLE
+from .matcher import Found, Matcher, name_counts, nodes_equal, trailing_comma, wrapper_of
+from .metavars import SINGLE
 from .pattern import Pattern, PNode
 
 ROOT = "root"
@@ -42,13 +42,14 @@ class Plan:
 
 
 _PLANS: dict[tuple[str, str, str], Plan | None] = {}
-_SEPARATORS = frozenset({",", ";"})
 
 
 def plan_for(pattern: Pattern) -> Plan | None:
     """The pattern's query plan, or None when the pattern needs the matcher's backtracking."""
     key = (pattern.grammar, pattern.source, pattern.context)
     if key not in _PLANS:
+        if len(_PLANS) >= 256:  # a long run's worker sees many patterns; plans are cheap
+            _PLANS.clear()
         _PLANS[key] = _build(pattern)
     return _PLANS[key]
 
@@ -63,18 +64,19 @@ def _build(pattern: Pattern) -> Plan | None:
     levels: list[Level] = []
     singles: list[tuple[str, str]] = []
     leaves: list[tuple[str, bytes]] = []
-    multi_names: list[str] = []
+    counts = name_counts(pattern.nodes)
 
     def node(p: PNode, capture: str) -> str:
         if not p.named:
             raise _Unsupported
-        wrapper = _wrapper(p.children)
-        if wrapper is not None:
-            opener, name, closer = wrapper
-            multi_names.append(name)
-            levels.append(Level(capture, 0, (opener.kind_id, closer.kind_id, name)))
-            return f"({p.kind} {_token(opener)} {_token(closer)}) @{capture}"
         ps = p.children
+        wrapper = wrapper_of(ps, counts)  # `( $$$A )` with A used once, as the matcher sees it
+        if wrapper is not None:
+            meta = ps[1].meta
+            assert meta is not None
+            opener, closer, _ = wrapper
+            levels.append(Level(capture, 0, (opener, closer, meta.name if meta.binds else "")))
+            return f"({p.kind} {_token(ps[0])} {_token(ps[2])}) @{capture}"
         if any(trailing_comma(ps, i) for i in range(len(ps))):
             raise _Unsupported  # optional in code: the matcher tries it both ways
         levels.append(Level(capture, len(ps)))
@@ -100,9 +102,6 @@ def _build(pattern: Pattern) -> Plan | None:
         query = node(pattern.root, ROOT)
     except _Unsupported:
         return None
-    bound = [name for _, name in singles if name] + [n for n in multi_names if n]
-    if any(bound.count(n) > 1 for n in multi_names if n):
-        return None  # a `$$$NAME` used twice: compared as runs, by the matcher
     return Plan(query, _compile_check(levels, singles, leaves))
 
 
@@ -164,22 +163,6 @@ def _compile_check(
 def _token(p: PNode) -> str:
     escaped = p.kind.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
     return f'"{escaped}"'
-
-
-def _wrapper(ps: tuple[PNode, ...]) -> tuple[PNode, str, PNode] | None:
-    """`open $$$NAME close` with distinct plain bracket tokens: (open, name, close)."""
-    if len(ps) != 3:
-        return None
-    first, multi, last = ps
-    meta = multi.meta
-    if meta is None or meta.kind != MULTI:
-        return None
-    for tok in (first, last):
-        if tok.meta is not None or tok.named or tok.children or tok.kind in _SEPARATORS:
-            return None
-    if first.kind_id == last.kind_id:
-        return None
-    return first, (meta.name if meta.binds else ""), last
 
 
 def _wrapped(node: Any, opener: int, closer: int) -> tuple[Any, ...] | None:
