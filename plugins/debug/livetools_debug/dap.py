@@ -102,8 +102,8 @@ class DapClient:
                 message = await self._reader.read()
                 if message is None:
                     break
-                if isinstance(message, dict):
-                    await self._dispatch(message)
+                if isinstance(message, dict) and self._dispatch(message):
+                    await self._refuse_reverse(message)
         except WireError as exc:
             reason = f"{self.name} sent an invalid message: {exc}"
         except (OSError, asyncio.IncompleteReadError) as exc:
@@ -111,15 +111,17 @@ class DapClient:
         finally:
             self._close(reason)
 
-    async def _dispatch(self, message: dict[str, Any]) -> None:
+    def _dispatch(self, message: dict[str, Any]) -> bool:
+        """Settle a response or deliver an event, synchronously (no coroutine per message: it is
+        on every step's path). True for a reverse request, which the read loop refuses."""
         kind = message.get("type")
         if kind == "response":
             entry = self._pending.pop(message.get("request_seq", -1), None)
             if entry is None:
-                return
+                return False
             command, future = entry
-            if future.done():
-                return
+            if future.done():  # its waiter gave up (timeout, cancellation)
+                return False
             if message.get("success", False):
                 body = message.get("body")
                 future.set_result(body if isinstance(body, dict) else {})
@@ -131,8 +133,7 @@ class DapClient:
             # a handler bug must not kill the reader and hang every request
             with contextlib.suppress(Exception):
                 self._on_event(event, body if isinstance(body, dict) else {})
-        elif kind == "request":
-            await self._refuse_reverse(message)
+        return kind == "request"
 
     async def _refuse_reverse(self, message: dict[str, Any]) -> None:
         self._seq += 1
@@ -176,8 +177,20 @@ def _retrieve(future: asyncio.Future[Any]) -> None:
 async def wait_response(
     future: asyncio.Future[dict[str, Any]], command: str, within: float
 ) -> dict[str, Any]:
-    """Await a response future for at most `within` seconds (TimeoutError names the request)."""
+    """Await a response future for at most `within` seconds (TimeoutError names the request).
+
+    The future is awaited directly and a timer fails it on expiry: `wait_for(shield(...))` cost
+    two extra event-loop passes per request, on every step. A response arriving after the
+    timeout finds the future done and is dropped, as before."""
+    if future.done():
+        return future.result()
+    timer = asyncio.get_running_loop().call_later(within, _expire, future, command, within)
     try:
-        return await asyncio.wait_for(asyncio.shield(future), within)
-    except TimeoutError:
-        raise TimeoutError(f"no answer to {command} within {within:g}s") from None
+        return await future
+    finally:
+        timer.cancel()
+
+
+def _expire(future: asyncio.Future[Any], command: str, within: float) -> None:
+    if not future.done():
+        future.set_exception(TimeoutError(f"no answer to {command} within {within:g}s"))

@@ -114,7 +114,7 @@ class Session:
         self.refs: dict[int, RefInfo] = {}
         self.breakpoints: dict[Path, list[Breakpoint]] = {}
         self._epoch = 0
-        self._tick = asyncio.Event()
+        self._waiters: list[asyncio.Future[None]] = []  # wait_change callers, woken by _notify
         self._initialized = asyncio.Event()
         self._pausing = False
         self.unseen = False  # a stop no result has reported yet (it came after "still running")
@@ -137,15 +137,26 @@ class Session:
 
     def _notify(self) -> None:
         self._epoch += 1
-        self._tick.set()
-        self._tick = asyncio.Event()
+        waiters, self._waiters = self._waiters, []
+        for waiter in waiters:
+            if not waiter.done():
+                waiter.set_result(None)
 
     async def wait_change(self, epoch: int, within: float) -> None:
-        """Until a stop/exit/end after `epoch`, or `within` seconds."""
-        deadline = time.monotonic() + within
-        while self._epoch == epoch and (left := deadline - time.monotonic()) > 0:
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._tick.wait(), left)
+        """Until a stop/exit/end after `epoch`, or `within` seconds. A bare future and a timer:
+        `wait_for(Event.wait())` made a task and two extra loop passes per step."""
+        if self._epoch != epoch or within <= 0:
+            return
+        loop = asyncio.get_running_loop()
+        waiter: asyncio.Future[None] = loop.create_future()
+        self._waiters.append(waiter)
+        timer = loop.call_later(within, _settle, waiter)
+        try:
+            await waiter
+        finally:
+            timer.cancel()
+            if waiter in self._waiters:
+                self._waiters.remove(waiter)
 
     def _spawn(self, coro: Any) -> None:
         task = asyncio.get_running_loop().create_task(coro)
@@ -238,7 +249,7 @@ class Session:
         self.ended_reason = reason
         self._invalidate()
         self._notify()
-        self._spawn(self.close())
+        self._begin_close()  # now, not from a task: a `status` right after must see it (settled)
 
     # -- starting ------------------------------------------------------------------------------
 
@@ -635,9 +646,12 @@ class Session:
             self.state = state
             self._invalidate()
             self._notify()
+        await asyncio.shield(self._begin_close())
+
+    def _begin_close(self) -> asyncio.Task[None]:
         if self._closing is None:
             self._closing = asyncio.get_running_loop().create_task(self._close())
-        await asyncio.shield(self._closing)
+        return self._closing
 
     async def settled(self) -> None:
         """Wait for a teardown in progress (a TTL expiry, an exit) to finish killing."""
@@ -665,3 +679,8 @@ class Session:
         if self.live:
             self.state = "ended"
             self._notify()
+
+
+def _settle(waiter: asyncio.Future[None]) -> None:
+    if not waiter.done():
+        waiter.set_result(None)
