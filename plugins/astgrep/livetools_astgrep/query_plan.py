@@ -1,15 +1,14 @@
 """Whole-pattern tree-sitter queries, for search without a literal to anchor on.
 
 A pattern made only of node kinds, tokens, `$NAME`s and bracketed `$$$NAME` runs (`$F($$$ARGS)`,
-`[$$$A]`, `$A if $B else $C`) becomes one tree-sitter query, which finds every node the pattern
-can match, with the nodes its metavariables stand for, in C. A query's child patterns may skip
-children, so a few checks per match make its answer the matcher's: every pattern node's code
-node has exactly as many children as the pattern gives it (then the query's assignment of
-children is the only one the matcher could make), no comment or missing node stands in for a
-metavariable, and repeated metavariables capture equal code. A candidate that fails a check goes
-to the matcher itself, so the answer is always the matcher's; only the common case is cheaper
-(a non-selective pattern can have 500k matches, where the matcher costs several microseconds
-each).
+`[$$$A]`, `$A if $B else $C`) becomes one tree-sitter query, which finds in C every node the
+pattern can match. A query's child patterns may skip children, so each match is checked to make
+its answer the matcher's: every pattern node's code node has exactly as many children as the
+pattern gives it (then the query paired pattern child i with code child i, the only pairing the
+matcher could make), no comment or zero-width node stands in for a metavariable, and repeated
+metavariables capture equal code. A candidate that fails a check goes to the matcher itself, so
+the answer is always the matcher's; only the common case is cheaper (a non-selective pattern can
+have 500k matches, where the matcher costs several microseconds each).
 """
 
 from __future__ import annotations
@@ -26,11 +25,14 @@ from .pattern import Pattern, PNode
 ROOT = "root"
 
 
+Path = tuple[int, ...]  # child indexes from the match's root
+
+
 @dataclass(frozen=True)
 class Level:
     """A pattern node with children, checked on each match."""
 
-    capture: str
+    path: Path
     size: int  # children the pattern gives it (ignored for a wrapper)
     wrapper: tuple[int, int, str] | None = None  # opener, closer, name of `open $$$NAME close`
 
@@ -62,11 +64,11 @@ def _build(pattern: Pattern) -> Plan | None:
     if pattern.is_sequence or pattern.root.meta is not None or not pattern.root.children:
         return None
     levels: list[Level] = []
-    singles: list[tuple[str, str]] = []
-    leaves: list[tuple[str, bytes]] = []
+    singles: list[tuple[Path, str]] = []
+    leaves: list[tuple[Path, bytes]] = []
     counts = name_counts(pattern.nodes)
 
-    def node(p: PNode, capture: str) -> str:
+    def node(p: PNode, path: Path) -> str:
         if not p.named:
             raise _Unsupported
         ps = p.children
@@ -75,84 +77,97 @@ def _build(pattern: Pattern) -> Plan | None:
             meta = ps[1].meta
             assert meta is not None
             opener, closer, _ = wrapper
-            levels.append(Level(capture, 0, (opener, closer, meta.name if meta.binds else "")))
-            return f"({p.kind} {_token(ps[0])} {_token(ps[2])}) @{capture}"
+            levels.append(Level(path, 0, (opener, closer, meta.name if meta.binds else "")))
+            return f"({p.kind} {_token(ps[0])} {_token(ps[2])})"
         if any(trailing_comma(ps, i) for i in range(len(ps))):
             raise _Unsupported  # optional in code: the matcher tries it both ways
-        levels.append(Level(capture, len(ps)))
-        parts = [child(c, f"{capture}_{i}") for i, c in enumerate(ps)]
-        return f"({p.kind} {' '.join(parts)}) @{capture}"
+        levels.append(Level(path, len(ps)))
+        parts = [child(c, (*path, i)) for i, c in enumerate(ps)]
+        return f"({p.kind} {' '.join(parts)})"
 
-    def child(p: PNode, capture: str) -> str:
+    def child(p: PNode, path: Path) -> str:
         meta = p.meta
         if meta is not None:
             if meta.kind != SINGLE:
                 raise _Unsupported  # $$A, or a $$$ run outside brackets: the matcher decides
-            singles.append((capture, meta.name if meta.binds else ""))
-            return f"(_) @{capture}"
+            singles.append((path, meta.name if meta.binds else ""))
+            return "(_)"
         if p.children:
-            return node(p, capture)
+            return node(p, path)
         if p.named:
             assert p.text is not None
-            leaves.append((capture, p.text))
-            return f"({p.kind}) @{capture}"
+            leaves.append((path, p.text))
+            return f"({p.kind})"
         return _token(p)
 
     try:
-        query = node(pattern.root, ROOT)
+        query = node(pattern.root, ()) + f" @{ROOT}"
     except _Unsupported:
         return None
     return Plan(query, _compile_check(levels, singles, leaves))
 
 
 def _compile_check(
-    levels: list[Level],
-    singles: list[tuple[str, str]],  # (capture, metavariable name; "" binds nothing)
-    leaves: list[tuple[str, bytes]],  # (capture, the named leaf's exact text)
+    levels: list[Level],  # in pre-order: a level's parent comes before it
+    singles: list[tuple[Path, str]],  # (path, metavariable name; "" binds nothing)
+    leaves: list[tuple[Path, bytes]],  # (path, the named leaf's exact text)
 ) -> Callable[..., None]:
     """The per-match checks of one plan as a Python function with its loops unrolled: it runs
     once per match, up to 500k times a query, and the unrolled form does a third less work.
-    `check(found, wrapped, pending, out)` appends (start, end, root, bindings) to `out` and
-    puts roots the matcher must judge in `pending`. Only capture names (generated), kind ids,
-    metavariable names (`[A-Z_][A-Z0-9_]*`) and leaf texts (as `repr` literals) enter the
-    source."""
-    fail = ["            pending[root.id] = root", "            continue"]
+
+    `check(roots, wrapped, pending, out)` appends (start, end, root, bindings) to `out` and
+    the roots the matcher must judge to `pending`. Nodes are taken by position (`child(i)`):
+    once every level has as many children as the pattern gives it, the query's match pairs
+    pattern child i with code child i, so the position is the node the query matched. Only
+    child indexes, sizes, kind ids, metavariable names (`[A-Z_][A-Z0-9_]*`) and leaf texts (as
+    `repr` literals) enter the source."""
+
+    def var(path: Path) -> str:
+        return "n_" + "_".join(map(str, path)) if path else "root"
+
+    def take(path: Path) -> str:
+        return f"        {var(path)} = {var(path[:-1])}.child({path[-1]})"
+
+    fail = ["            pending.append(root)", "            continue"]
     src = [
-        "def check(found, wrapped, pending, out):",
-        "    for _, caps in found:",
-        f"        root = caps[{ROOT!r}][0]",
+        "def check(roots, wrapped, pending, out):",
+        "    seen = set()",
+        "    for root in roots:",
+        "        if root.id in seen:",  # another assignment of the same node's children
+        "            continue",
+        "        seen.add(root.id)",
     ]
-    for level in levels:
-        if level.wrapper is None:
-            src += [f"        if caps[{level.capture!r}][0].child_count != {level.size}:", *fail]
     env: dict[str, str] = {}
-    for i, level in enumerate(lv for lv in levels if lv.wrapper is not None):
-        assert level.wrapper is not None
+    for i, level in enumerate(levels):
+        if level.path:
+            src.append(take(level.path))
+        if level.wrapper is None:
+            src += [f"        if {var(level.path)}.child_count != {level.size}:", *fail]
+            continue
         opener, closer, name = level.wrapper
         src += [
-            f"        w{i} = wrapped(caps[{level.capture!r}][0], {opener}, {closer})",
+            f"        w{i} = wrapped({var(level.path)}, {opener}, {closer})",
             f"        if w{i} is None:",
             *fail,
         ]
         if name:
             env[name] = f"w{i}"
-    for capture, text in leaves:
-        src += [f"        if caps[{capture!r}][0].text != {text!r}:", *fail]
-    for i, (capture, _) in enumerate(singles):
-        src += [
-            f"        s{i} = caps[{capture!r}][0]",
-            f"        if s{i}.is_extra or s{i}.start_byte == s{i}.end_byte:",
-            *fail,
-        ]
+    for path, text in leaves:
+        src += [take(path), f"        if {var(path)}.text != {text!r}:", *fail]
     first: dict[str, str] = {}
-    for i, (_, name) in enumerate(singles):
+    repeated: list[str] = []
+    for path, name in singles:
+        n = var(path)
+        src += [take(path), f"        if {n}.is_extra or {n}.start_byte == {n}.end_byte:", *fail]
         if not name:
             continue
-        if name in first:  # the only assignment there is binds different code: no match
-            src += [f"        if not nodes_equal({first[name]}, s{i}):", "            continue"]
+        if name in first:
+            repeated.append(f"not nodes_equal({first[name]}, {n})")
         else:
-            first[name] = f"s{i}"
-            env[name] = f"(s{i},)"
+            first[name] = n
+            env[name] = f"({n},)"
+    if repeated:  # the only assignment there is binds different code: no match
+        src += [f"        if {' or '.join(repeated)}:", "            continue"]
     bindings = ", ".join(f"{name!r}: {expr}" for name, expr in env.items())
     src.append(f"        out.append((root.start_byte, root.end_byte, root, {{{bindings}}}))")
     namespace: dict[str, Any] = {"nodes_equal": nodes_equal}
@@ -218,32 +233,17 @@ def run(
     from tree_sitter import QueryCursor
 
     cursor = QueryCursor(query)
-    found = cursor.matches(tree.root_node)
+    roots = cursor.captures(tree.root_node).get(ROOT, [])
     if cursor.did_exceed_match_limit:
         return None
-    return _checked(plan, found, matcher, _wrapped_ends if ends_only else _wrapped)
-
-
-def _checked(
-    plan: Plan,
-    found: list[Any],
-    matcher: Matcher,
-    wrapped: Callable[[Any, int, int], tuple[Any, ...] | None],
-) -> list[Found]:
-    """The query's matches that pass the checks, the matcher's verdict on those that do not,
-    in document order."""
-    pending: dict[int, Any] = {}
+    pending: list[Any] = []
     out: list[Found] = []
-    plan.check(found, wrapped, pending, out)
-    if pending:  # a root can come more than once, under other assignments of its children
-        for found_ in out:
-            pending.pop(found_[2].id, None)
-        for root in pending.values():
-            env = matcher.at(root)
-            if env is not None:
-                out.append((root.start_byte, root.end_byte, root, env))
-    # Document order, an enclosing match first (the query reports a call after the calls in
-    # its arguments): two stable sorts on C key functions.
+    plan.check(roots, _wrapped_ends if ends_only else _wrapped, pending, out)
+    for root in pending:
+        env = matcher.at(root)
+        if env is not None:
+            out.append((root.start_byte, root.end_byte, root, env))
+    # Document order, an enclosing match first: two stable sorts on C key functions.
     out.sort(key=itemgetter(1), reverse=True)
     out.sort(key=itemgetter(0))
     return out
