@@ -16,4 +16,10 @@ def gc_paused() -> Iterator[None]:
         yield
     finally:
         if was:
+            # What was built meanwhile is mostly the result the caller keeps. freeze + unfreeze
+            # files every tracked object under the oldest generation in one list splice, so the
+            # next young collection does not walk 500k rows (0.2 s) only to promote them. The
+            # process's other young objects move too; their cycles wait for a full collection.
+            gc.freeze()
+            gc.unfreeze()
             gc.enable()
