@@ -169,6 +169,9 @@ class Engine:
         tree = self._tree(prepared, loaded)
         matches, spans = outcome.matches, outcome.spans
         rel, language, names = job.rel, loaded.id, pattern.names
+        # Text by slicing a str of the whole file when it is ASCII (most source files: byte
+        # offsets are character offsets), else by decoding each byte range.
+        source = data.decode("ascii") if data.isascii() else None
         # Lines by counting newlines from the previous match (matches come in document order),
         # cheaper than a Point object per node; tree-sitter's rows count "\n" the same way.
         pos, line = 0, 1
@@ -181,7 +184,36 @@ class Engine:
                     pos, line = 0, 1
                 line += data.count(b"\n", pos, start)
                 pos = start
-                matches.append(_row(rel, language, data, start, end, line, env, names))
+                if source is not None:
+                    text = source[start:end]
+                else:
+                    text = data[start:end].decode("utf-8", "replace")
+                end_line = line + text.count("\n")
+                if len(text) > TEXT_CAP:
+                    text = _capped(text, TEXT_CAP)
+                bindings = {}
+                for name in names:  # in the pattern's order, however they were bound
+                    nodes = env.get(name)
+                    if nodes is None:
+                        continue
+                    if not nodes:
+                        value = ""
+                    elif source is not None:
+                        value = source[nodes[0].start_byte : nodes[-1].end_byte]
+                    else:
+                        a, b = nodes[0].start_byte, nodes[-1].end_byte
+                        value = data[a:b].decode("utf-8", "replace")
+                    bindings[name] = value if len(value) <= BINDING_CAP else _capped(value)
+                matches.append(
+                    {
+                        "file": rel,
+                        "line": line,
+                        "end_line": end_line,
+                        "text": text,
+                        "bindings": bindings,
+                        "language": language,
+                    }
+                )
                 spans.append(start)
                 spans.append(end)
         except BudgetExceeded:
@@ -264,41 +296,8 @@ def _whole_lines(data: bytes, start: int, end: int) -> tuple[int, int]:
     return line_start, min(line_end + 1, len(data))
 
 
-def _row(
-    rel: str,
-    language: str,
-    data: bytes,
-    start: int,
-    end: int,
-    line: int,
-    env: Env,
-    names: tuple[str, ...],
-) -> MatchRow:
-    raw = data[start:end]
-    end_line = line + raw.count(b"\n")
-    text = raw.decode("utf-8", "replace")
-    if len(text) > TEXT_CAP:
-        text = text[:TEXT_CAP] + f"… ({len(text) - TEXT_CAP} more characters)"
-    bindings = {}
-    for name in names:  # in the pattern's order, however they were bound
-        nodes = env.get(name)
-        if nodes is None:
-            continue
-        if nodes:
-            value = data[nodes[0].start_byte : nodes[-1].end_byte].decode("utf-8", "replace")
-            if len(value) > BINDING_CAP:
-                value = value[:BINDING_CAP] + f"… ({len(value) - BINDING_CAP} more characters)"
-        else:
-            value = ""
-        bindings[name] = value
-    return {
-        "file": rel,
-        "line": line,
-        "end_line": end_line,
-        "text": text,
-        "bindings": bindings,
-        "language": language,
-    }
+def _capped(text: str, cap: int = BINDING_CAP) -> str:
+    return text[:cap] + f"… ({len(text) - cap} more characters)"
 
 
 def _count_problems(node: Any) -> tuple[int, Any | None]:
