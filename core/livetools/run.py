@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import inspect
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
 from contextlib import AbstractAsyncContextManager, AsyncExitStack, asynccontextmanager
@@ -12,7 +13,7 @@ from contextvars import ContextVar
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 
 from .files.paths import resolve_path
 from .ports import ApprovalRequest, Ports
@@ -340,11 +341,20 @@ async def _close_bounded(resource: Resource, problems: list[str]) -> None:
 
 def _unknown_arguments(tool: Tool, args: dict[str, Any]) -> list[str]:
     """A misspelled argument would otherwise be dropped silently and the call run with a default."""
-    if tool.args.model_config.get("extra") == "allow":
+    known = _argument_names(tool.args)
+    if known is None:
         return []
-    known = set(tool.args.model_fields)
-    known |= {f.alias for f in tool.args.model_fields.values() if f.alias}
     return sorted(k for k in args if k not in known)
+
+
+@functools.cache
+def _argument_names(model: type[BaseModel]) -> frozenset[str] | None:
+    """The names and aliases a model accepts (None: any), worked out once per model class: a
+    call should not rebuild them (a debugger step is a few milliseconds end to end)."""
+    if model.model_config.get("extra") == "allow":
+        return None
+    fields = model.model_fields
+    return frozenset(fields) | {f.alias for f in fields.values() if f.alias}
 
 
 def _as_list(offered: Resource | list[Resource] | None) -> list[Resource]:
