@@ -164,6 +164,17 @@ def test_comment_before_a_block_is_trivia(tmp_path):
     assert cli_in_code("python", "if $C: return $V", code, tmp_path, ".py") == []
 
 
+def test_line_continuation_before_the_arguments_is_trivia(tmp_path):
+    """Found on the stdlib corpus (`re.compile \\` + newline + `(r'...')`): ast-grep 0.51.1
+    misses these calls; here a line continuation is trivia like a comment, on the query path
+    (a third child sends the call to the matcher) and the matcher's alike."""
+    code = "x = re.compile \\\n    (r'a')\ny = f(1)\n"
+    found = ["re.compile \\\n    (r'a')", "f(1)"]
+    assert ours_in_code("python", "$F($$$ARGS)", code, tmp_path, ".py") == found
+    assert ours_in_code("python", "re.compile($$$A)", code, tmp_path, ".py") == found[:1]
+    assert cli_in_code("python", "$F($$$ARGS)", code, tmp_path, ".py") == ["f(1)"]
+
+
 def test_repeated_multi_metavariable_compares_named_nodes(tmp_path):
     code = "f(a, b) + f(a,  b)\nf(a, b) + f(a, c)\n"
     assert ours_in_code("python", "f($$$A) + f($$$A)", code, tmp_path, ".py") == [
