@@ -4,8 +4,9 @@ candidates, match, and for rewrites splice, re-parse and check.
 
 Candidates come from the pattern's rarest-looking literal (its longest token): every match
 contains that text, so only the ancestors of its occurrences are tried, and a warm query on
-cached trees costs a few lookups instead of a walk. Dense tokens fall back to a C query on the
-pattern's root kind.
+cached trees costs a few lookups instead of a walk. Without a rare literal, a pattern the query
+plan covers runs as one whole-pattern query (query_plan); any other falls back to a C query on
+the pattern's root kind and the matcher.
 """
 
 from __future__ import annotations

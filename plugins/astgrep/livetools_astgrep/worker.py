@@ -9,6 +9,7 @@ marshal needs. Other answers are pickled."""
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import marshal
 import os
@@ -37,10 +38,12 @@ def _widen_pipe(fd: int) -> None:
     of wake-ups between this process and the host (Linux only; elsewhere the default stays)."""
     try:
         import fcntl
-
-        fcntl.fcntl(fd, getattr(fcntl, "F_SETPIPE_SZ", 1031), 1 << 20)
-    except (OSError, ImportError):
-        pass
+    except ImportError:
+        return
+    command = getattr(fcntl, "F_SETPIPE_SZ", None)
+    if command is not None:
+        with contextlib.suppress(OSError):  # a cap below 1 MiB: keep the default
+            fcntl.fcntl(fd, command, 1 << 20)
 
 
 def encode_reply(status: str, op: str, value: Any) -> bytes:
