@@ -192,7 +192,7 @@ async def ast_grep(ctx: CallContext, args: AstGrepArgs) -> Result:
     limit = args.max_results
     # The collector stays off until the records are gone: hundreds of thousands of them would
     # otherwise be rescanned again and again while they arrive (seconds per query).
-    with gc_paused():
+    with gc_paused() as pause:
         parts: list[Searched] = []
         found = 0
         for grammar_id, jobs in scope.groups.items():
@@ -206,6 +206,7 @@ async def ast_grep(ctx: CallContext, args: AstGrepArgs) -> Result:
             found += sum(len(o.matches) for o in part.outcomes)
         result = _search_result(scope, parts, limit)
         del parts  # freed by reference counting, before the collector is back
+        pause.kept = len(result.data["matches"]) if result.data else 0
     return result
 
 
