@@ -39,6 +39,9 @@ class Loaded:
         if source not in self._queries:
             from tree_sitter import Query
 
+            if len(self._queries) >= 512:  # one per pattern of a long run: cheap to rebuild
+                self._queries.clear()
+
             try:
                 self._queries[source] = Query(self.language, source)
             except Exception:
