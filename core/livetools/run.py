@@ -4,7 +4,6 @@ decides which tools a surface sees, and is the only path by which a tool is call
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import functools
 import inspect
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
@@ -235,16 +234,21 @@ class Run:
         task = asyncio.current_task()
         if task is not None:
             self._inflight.add(task)
+        # The lock and the held-set by hand, not through an AsyncExitStack: this is on every
+        # call's path (a debugger step is a few milliseconds end to end).
+        lock = None if tool.parallel_safe else self._locks.setdefault(tool.name, asyncio.Lock())
         try:
-            async with contextlib.AsyncExitStack() as stack:
-                if not tool.parallel_safe:
-                    await stack.enter_async_context(
-                        self._locks.setdefault(tool.name, asyncio.Lock())
-                    )
-                    token = _HELD.set(held | {tool.name})
-                    stack.callback(_HELD.reset, token)
+            if lock is None:
                 async with asyncio.timeout(timeout):
                     out = await tool.handler(ctx, model)
+            else:
+                async with lock:
+                    token = _HELD.set(held | {tool.name})
+                    try:
+                        async with asyncio.timeout(timeout):
+                            out = await tool.handler(ctx, model)
+                    finally:
+                        _HELD.reset(token)
         except TimeoutError:
             return Result.error(
                 f"{tool.name} timed out after {timeout:g}s and was stopped; "
