@@ -133,9 +133,10 @@ def _compile_check(
         "def check(roots, wrapped, pending, out):",
         "    seen = set()",
         "    for root in roots:",
-        "        if root.id in seen:",  # another assignment of the same node's children
+        "        key = root.id",
+        "        if key in seen:",  # another assignment of the same node's children
         "            continue",
-        "        seen.add(root.id)",
+        "        seen.add(key)",
     ]
     env: dict[str, str] = {}
     for i, level in enumerate(levels):
@@ -197,27 +198,28 @@ def _wrapped(node: Any, opener: int, closer: int) -> tuple[Any, ...] | None:
 
 
 def _wrapped_ends(node: Any, opener: int, closer: int) -> tuple[Any, ...] | None:
-    """The first and last node of what `_wrapped` binds, without visiting every child (a
-    search needs only the run's text). `run` only takes trees without errors, where a closer
-    cannot sit among the children (brackets balance); comments between the ends do not change
-    the run's text; anything else goes to `_wrapped`."""
-    count = node.child_count
-    if count < 2:
-        return _wrapped(node, opener, closer)
-    if node.child(0).kind_id != opener or node.child(count - 1).kind_id != closer:
+    """The first and last node of what `_wrapped` binds, checking only those two (a search needs
+    only the run's text). `run` only takes trees without errors, where a closer cannot sit among
+    the children (brackets balance), and comments between the ends do not change the run's
+    text; anything else goes to `_wrapped`."""
+    cs = node.children
+    if len(cs) < 2 or cs[0].kind_id != opener or cs[-1].kind_id != closer:
         return None
-    named = node.named_child_count
-    if not named:
-        return () if count == 2 else _wrapped(node, opener, closer)
-    first, last = node.child(1), node.named_child(named - 1)
+    if len(cs) == 2:
+        return ()
+    last = len(cs) - 2
+    while last and not cs[last].is_named:
+        last -= 1
+    first, end = cs[1], cs[last]
     if (
-        first.is_extra
-        or last.is_extra
+        not last
+        or first.is_extra
+        or end.is_extra
         or first.start_byte == first.end_byte
-        or last.start_byte == last.end_byte
+        or end.start_byte == end.end_byte
     ):
         return _wrapped(node, opener, closer)
-    return (first, last) if first.id != last.id else (first,)
+    return (first, end)
 
 
 def run(
