@@ -113,7 +113,7 @@ def _compile_check(
     leaves: list[tuple[Path, bytes]],  # (path, the named leaf's exact text)
 ) -> Callable[..., None]:
     """The per-match checks of one plan as a Python function with its loops unrolled: it runs
-    once per match, up to 500k times a query, and the unrolled form does a third less work.
+    once per match, up to 500k times a query (unrolling saved about 0.1 s per 140k matches).
 
     `check(roots, wrapped, pending, out)` appends (start, end, root, bindings) to `out` and
     the roots the matcher must judge to `pending`. Nodes are taken by position (`child(i)`):
