@@ -51,7 +51,7 @@ def jobs_for(files: list[Path]) -> list[FileJob]:
 def ours(lang: str, pattern: str, files: list[Path]) -> set[Span]:
     p = compile_pattern(lang, pattern)
     found = _ENGINE.search(jobs_for(files), p, grammars()[lang].loader, 0)
-    return {(str(Path(o.rel).resolve()), *span) for o in found for span in _spans(o)}
+    return {(str(Path(o.rel).resolve()), *span) for o in found for span in spans_of(o)}
 
 
 def ours_in_code(lang: str, pattern: str, code: str, tmp: Path, ext: str) -> list[str]:
@@ -60,10 +60,10 @@ def ours_in_code(lang: str, pattern: str, code: str, tmp: Path, ext: str) -> lis
     p = compile_pattern(lang, pattern)
     data = code.encode()
     found = Engine().search(jobs_for([path]), p, grammars()[lang].loader, 0)
-    return [data[start:end].decode() for o in found for start, end in _spans(o)]
+    return [data[start:end].decode() for o in found for start, end in spans_of(o)]
 
 
-def _spans(outcome: FileOutcome) -> list[tuple[int, int]]:
+def spans_of(outcome: FileOutcome) -> list[tuple[int, int]]:
     s = outcome.spans
     return list(zip(s[::2], s[1::2], strict=True))
 

@@ -10,7 +10,7 @@ import pytest
 
 from livetools_astgrep import query_plan
 from livetools_astgrep.engine import Engine
-from tests.astgrep.oracle import compile_pattern, grammars, jobs_for
+from tests.astgrep.oracle import compile_pattern, grammars, jobs_for, spans_of
 from tests.astgrep.test_differential import corpus
 
 Row = tuple[str, int, int, str]  # file, start byte, end byte, bindings
@@ -56,8 +56,7 @@ def _rows(lang: str, pattern: str, files: list[Path]) -> list[Row]:
     found = _ENGINE.search(jobs_for(files), p, grammars()[lang].loader, 0)
     rows = []
     for o in found:
-        spans = list(zip(o.spans[::2], o.spans[1::2], strict=True))
-        for (start, end), m in zip(spans, o.matches, strict=True):
+        for (start, end), m in zip(spans_of(o), o.matches, strict=True):
             rows.append((o.rel, start, end, repr(m["bindings"])))
     return rows
 

@@ -186,17 +186,11 @@ class Matcher:
             return not p.named or n.text == p.text
         cs = significant(n)
         wrapper = self._plans[id(ps)].wrapper
-        if wrapper is not None and len(cs) >= 2:
+        if wrapper is not None:
             opener, closer, name = wrapper
-            if cs[0].kind_id == opener and cs[-1].kind_id == closer:
-                inner = cs[1:-1]
-                if all(c.kind_id != closer for c in inner):
-                    # `($$$A)`: what `_seq` would bind, without trying every stop: the run up
-                    # to the last named child (unnamed tokens after it are skipped).
-                    stop = len(inner)
-                    while stop and not inner[stop - 1].is_named:
-                        stop -= 1
-                    return self._bind(name, tuple(inner[:stop]), env, trail, multi=True)
+            run = bracketed_run(cs, opener, closer)
+            if run is not None:
+                return self._bind(name, run, env, trail, multi=True)
         return self._seq(ps, 0, cs, 0, env, trail, anchored=True) >= 0
 
     def _bind(
@@ -318,6 +312,21 @@ def _separators_after(ps: tuple[PNode, ...], pi: int) -> int:
     while j < len(ps) and ps[j].meta is None and not ps[j].named and not ps[j].children:
         j += 1
     return j
+
+
+def bracketed_run(cs: list[Any], opener: int, closer: int) -> tuple[Any, ...] | None:
+    """What `open $$$NAME close` binds among significant children `cs`: the run up to the last
+    named child (unnamed tokens after it are skipped), as `_seq` would, without trying every
+    stop; None when the brackets are not at the ends or a closer sits inside (then `_seq`)."""
+    if len(cs) < 2 or cs[0].kind_id != opener or cs[-1].kind_id != closer:
+        return None
+    inner = cs[1:-1]
+    if any(c.kind_id == closer for c in inner):
+        return None
+    stop = len(inner)
+    while stop and not inner[stop - 1].is_named:
+        stop -= 1
+    return tuple(inner[:stop])
 
 
 def name_counts(nodes: tuple[PNode, ...]) -> dict[str, int]:

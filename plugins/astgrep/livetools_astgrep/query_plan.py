@@ -18,7 +18,16 @@ from dataclasses import dataclass
 from operator import itemgetter
 from typing import Any
 
-from .matcher import Found, Matcher, name_counts, nodes_equal, trailing_comma, wrapper_of
+from .matcher import (
+    Found,
+    Matcher,
+    bracketed_run,
+    name_counts,
+    nodes_equal,
+    significant,
+    trailing_comma,
+    wrapper_of,
+)
 from .metavars import SINGLE
 from .pattern import Pattern, PNode
 
@@ -182,19 +191,9 @@ def _token(p: PNode) -> str:
 
 
 def _wrapped(node: Any, opener: int, closer: int) -> tuple[Any, ...] | None:
-    """What `open $$$NAME close` binds in `node`, as the matcher would; None when the matcher
-    must decide (a comment or a zero-width node among the children, a closer inside)."""
-    cs = node.children
-    if len(cs) < 2 or cs[0].kind_id != opener or cs[-1].kind_id != closer:
-        return None
-    inner = cs[1:-1]
-    stop = 0
-    for i, c in enumerate(inner, 1):
-        if c.is_extra or c.kind_id == closer or c.start_byte == c.end_byte:
-            return None
-        if c.is_named:
-            stop = i
-    return tuple(inner[:stop])
+    """What `open $$$NAME close` binds in `node`, by the matcher's own rule; None when the
+    matcher must search (a missing bracket, a closer inside)."""
+    return bracketed_run(significant(node), opener, closer)
 
 
 def _wrapped_ends(node: Any, opener: int, closer: int) -> tuple[Any, ...] | None:
