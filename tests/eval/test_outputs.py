@@ -114,3 +114,44 @@ def test_javascript_rewrites() -> None:
     assert rewrite("!ls", "ipython", "python") == "!ls"
     plain = rewrite("!ls\n%cd src\nx = 1", "python", "python")
     assert "get_ipython().system('ls')" in plain and "run_line_magic('cd', 'src')" in plain
+
+
+def one_marker(text: str) -> int:
+    assert text.count("… [truncated: ") == 1, text[:300]
+    return int(text.split("… [truncated: ", 1)[1].split(" ", 1)[0])
+
+
+def test_one_huge_line_keeps_head_and_tail_with_one_marker() -> None:
+    out = Outputs()
+    line = "HEAD" + "y" * 2_000_000 + "TAIL\n"
+    out.add(msg("stream", name="stdout", text=line))
+    text = out.render(12_000, 4_000)
+    assert text.startswith("HEADyyy") and text.endswith("yyyTAIL")
+    assert one_marker(text) == len(line.rstrip("\n")) - 8_000 - 4_000
+    assert len(text) < 12_100
+
+
+def test_many_chunks_crossing_the_store_keep_head_tail_and_count() -> None:
+    out = Outputs(store=1000, store_tail=200)
+    chunks = [f"<{i:04d}>" + "z" * 93 for i in range(300)]  # 100 characters each
+    for chunk in chunks:
+        out.add(msg("stream", name="stdout", text=chunk))
+    out.add(msg("error", ename="ValueError", evalue="late", traceback=["ValueError: late"]))
+    text = out.render(600, 200)
+    assert text.startswith("<0000>zz") and text.endswith("ValueError: late")
+    whole = "".join(chunks) + "\nValueError: late"
+    head, end = text.split("\n… [", 1)[0], text.rsplit("] …\n", 1)[1]
+    assert whole.startswith(head) and whole.endswith(end)
+    assert one_marker(text) == len(whole) - len(head) - len(end)
+
+
+def test_many_lines_one_marker_counts_everything_cut() -> None:
+    out = Outputs(store=5000, store_tail=1000)
+    lines = [f"line {i}\n" for i in range(20_000)]
+    for line in lines:
+        out.add(msg("stream", name="stdout", text=line))
+    text = out.render(3000, 1000)
+    whole = "".join(lines).rstrip("\n")
+    head, end = text.split("\n… [", 1)[0], text.rsplit("] …\n", 1)[1]
+    assert head == whole[:2000] and whole.endswith(end) and len(end) > 990
+    assert one_marker(text) == len(whole) - len(head) - len(end)

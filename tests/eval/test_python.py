@@ -98,6 +98,16 @@ async def test_ansi_stripped_progress_settled_output_capped(tmp_path: Path) -> N
         assert len(big.text) < 3200
 
 
+async def test_huge_output_keeps_head_and_tail_with_one_marker(tmp_path: Path) -> None:
+    async with open_run(tmp_path) as run:
+        line = await cell(run, "print('HEAD' + 'y' * 2_000_000 + 'TAIL')")
+        assert line.text.startswith("HEADyyy") and line.text.endswith("yyyTAIL")
+        assert line.text.count("… [truncated: ") == 1 and len(line.text) < 12_100
+        many = await cell(run, "for i in range(300_000):\n    print(i)\nprint('END')")
+        assert many.text.startswith("0\n1\n2\n") and many.text.endswith("299999\nEND")
+        assert many.text.count("… [truncated: ") == 1
+
+
 async def test_help_page_and_input_gets_eof(tmp_path: Path) -> None:
     async with open_run(tmp_path) as run:
         helped = await cell(run, "len?")

@@ -126,17 +126,25 @@ class Outputs:
 
     def _stream(self, name: str, text: str) -> None:
         """Stream text is kept up to `store` characters; past that only a tail is kept, so a
-        cell printing without end cannot grow the host's memory (the render cuts far less)."""
+        cell printing without end cannot grow the host's memory (the render cuts far less).
+        The chunk that crosses the limit is split: its start stays in the head."""
         if self._flood is not None:
             self._flood.text = (self._flood.text + text)[-self.store_tail :]
             self._dropped += len(text)
             return
-        self._stored += len(text)
-        if self._stored > self.store:
+        room = self.store - self._stored
+        if len(text) > room:
+            if room > 0:
+                self._append_stream(name, text[:room])
+            self._stored = self.store
             self._flood = _Item("flood", "")
             self.items.append(self._flood)
-            self._stream(name, text)
+            self._stream(name, text[max(room, 0) :])
             return
+        self._stored += len(text)
+        self._append_stream(name, text)
+
+    def _append_stream(self, name: str, text: str) -> None:
         last = self.items[-1] if self.items else None
         if last is not None and last.kind == "stream" and last.name == name:
             last.text += text
@@ -195,13 +203,15 @@ class Outputs:
         return _Item("display", f"[image {len(self.images)}: PNG{shape}]")
 
     def render(self, limit: int, tail: int) -> str:
+        """The cell's text, cut once: `limit` characters at most, the last `tail` of them from
+        the end, one marker counting everything left out (a flood's dropped middle included)."""
         parts: list[str] = []
+        before: str | None = None  # the text ahead of a flood's dropped middle
         for item in self.items:
             if item is None:
                 continue
             if item.kind == "flood":
-                dropped = self._dropped - len(item.text)
-                parts.append(f"\n… [{truncation_note(dropped, 'more characters')}] …\n")
+                before, parts = "".join(parts), []
                 parts.append(settle_carriage_returns(strip_ansi(item.text)))
             elif item.kind == "stream":
                 text = settle_carriage_returns(strip_ansi(item.text))
@@ -212,5 +222,13 @@ class Outputs:
                 if parts and not parts[-1].endswith("\n"):
                     parts.append("\n")
                 parts.append(item.text.rstrip("\n") + "\n")
-        text = "".join(parts).rstrip("\n")
-        return cap_text(text, limit, tail=tail)
+        if before is None:
+            return cap_text("".join(parts).rstrip("\n"), limit, tail=tail)
+        after = "".join(parts).rstrip("\n")
+        dropped = max(self._dropped - len(self._flood.text if self._flood else ""), 0)
+        head = before[: max(limit - tail, 0)]
+        end = after[max(len(after) - tail, 0) :] if tail else ""
+        cut = len(before) - len(head) + dropped + len(after) - len(end)
+        if cut <= 0:
+            return (before + after).rstrip("\n")
+        return f"{head}\n… [{truncation_note(cut, 'more characters')}] …\n{end}".rstrip("\n")
