@@ -2,11 +2,18 @@
 
 from __future__ import annotations
 
+import json
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 T = TypeVar("T")
+
+# A Python str can hold lone surrogates (JSON's legal "\ud800", a file name decoded with
+# surrogateescape); UTF-8 cannot, so every face replaces them before it writes.
+_SURROGATE = re.compile("[\ud800-\udfff]")
+REPLACEMENT = "\ufffd"
 
 
 @dataclass
@@ -29,13 +36,40 @@ class Result:
 
         return {
             "ok": not self.is_error,
-            "text": self.text,
-            "data": self.data,
+            "text": scrub(self.text),
+            "data": plain_json(self.data),
             "images": [
                 {"mime": "image/png", "base64": base64.b64encode(png).decode("ascii")}
                 for png in self.images
             ],
         }
+
+
+def scrub(text: str) -> str:
+    """`text` with every lone surrogate replaced by U+FFFD, so it encodes as UTF-8."""
+    return _SURROGATE.sub(REPLACEMENT, text) if _SURROGATE.search(text) else text
+
+
+def plain_json(value: Any) -> Any:
+    """`value` as plain JSON (str for anything json cannot hold, surrogates replaced). Faces
+    put tool data on a wire that must never fail on it; a value json cannot walk (nested past
+    the recursion limit) becomes its notice."""
+    if value is None or isinstance(value, bool | int | float):
+        return value
+    try:
+        text = json.dumps(value, default=str, ensure_ascii=False)
+    except (ValueError, TypeError, RecursionError) as exc:
+        return f"[unserializable data: {type(exc).__name__}]"
+    return json.loads(scrub(text))
+
+
+def json_line(obj: Any) -> str:
+    """One JSON line that always encodes as UTF-8: the session and `call --json` output."""
+    try:
+        text = json.dumps(obj, default=str, ensure_ascii=False)
+    except (ValueError, TypeError, RecursionError) as exc:
+        text = json.dumps({"ok": False, "text": f"unserializable output: {type(exc).__name__}"})
+    return scrub(text)
 
 
 class ToolError(Exception):

@@ -144,6 +144,11 @@ def text_of(result: types.CallToolResult) -> str:
     return "".join(c.text for c in result.content if isinstance(c, types.TextContent))
 
 
+def data_of(result: types.CallToolResult) -> Any:
+    assert result.structured_content is None
+    return (result.meta or {}).get("livetools/data")
+
+
 # -- answers ----------------------------------------------------------------------------------
 
 
@@ -158,11 +163,11 @@ async def test_single_select_answer_and_form(era: str, tmp_path: Path) -> None:
         # Other tools are unaffected by the question machinery (2026: the background call).
         with anyio.fail_after(WAIT):
             echo = await conn.target.call_tool("echo", {"text": "hi"})
-        assert text_of(echo) == "hi" and echo.structured_content == {"echo": "hi"}
+        assert text_of(echo) == "hi" and data_of(echo) == {"echo": "hi"}
     assert not out.is_error, text_of(out)
     assert text_of(out) == "Answer to question #1: sqlite"
-    assert out.structured_content is not None
-    assert out.structured_content["choices"] == ["sqlite"]
+    assert out.structured_content is None  # frameworks would show it to the model instead
+    assert data_of(out)["choices"] == ["sqlite"]
 
     (form,) = human.forms
     # The card is the message: numbered, with the option descriptions the form has no slot for.
@@ -241,7 +246,7 @@ async def test_decline_and_cancel_are_skips(era: str, tmp_path: Path) -> None:
         assert f"skipped question #{number}" in text_of(out)
         assert "continue on a stated assumption" in text_of(out)
         assert "do not ask this again" in text_of(out)
-        assert out.structured_content is not None and out.structured_content["skipped"] is True
+        assert data_of(out)["skipped"] is True
 
 
 @pytest.mark.parametrize("era", ERAS)

@@ -116,6 +116,13 @@ def text_of(result: types.CallToolResult) -> str:
     return "".join(c.text for c in result.content if isinstance(c, types.TextContent))
 
 
+def data_of(result: types.CallToolResult) -> Any:
+    """A result's `data`: in `_meta`, never structured content (which frameworks would show the
+    model instead of the text)."""
+    assert result.structured_content is None
+    return (result.meta or {}).get("livetools/data")
+
+
 @pytest.mark.anyio
 @pytest.mark.parametrize("era", ERAS)
 async def test_tools_calls_images_and_writes(era: str, tmp_path: Path) -> None:
@@ -140,13 +147,13 @@ async def test_tools_calls_images_and_writes(era: str, tmp_path: Path) -> None:
         out = await conn.call("echo", {"text": "hi"})
         assert not out.is_error
         assert text_of(out) == "hi"
-        assert out.structured_content == {"echo": "hi"}
+        assert data_of(out) == {"echo": "hi"}
 
         out = await conn.call("picture")
         images = [c for c in out.content if isinstance(c, types.ImageContent)]
         assert len(images) == 1 and images[0].mime_type == "image/png"
         assert base64.b64decode(images[0].data).startswith(b"\x89PNG\r\n\x1a\n")
-        assert out.structured_content == {"width": 2, "height": 2}
+        assert data_of(out) == {"width": 2, "height": 2}
 
         out = await conn.call("write", {"path": "notes/a.txt", "content": "one\ntwo\n"})
         assert not out.is_error, text_of(out)
@@ -154,7 +161,7 @@ async def test_tools_calls_images_and_writes(era: str, tmp_path: Path) -> None:
         out = await conn.call("edit", {"path": "notes/a.txt", "old": "two", "new": "three"})
         assert not out.is_error, text_of(out)
         assert (tmp_path / "notes" / "a.txt").read_text() == "one\nthree\n"
-        assert out.structured_content == {"path": "notes/a.txt", "notes": []}
+        assert data_of(out) == {"path": "notes/a.txt", "notes": []}
 
         out = await conn.call("edit", {"path": "notes/a.txt", "old": "absent", "new": "x"})
         assert out.is_error and "not found" in text_of(out)
@@ -266,3 +273,77 @@ def test_sigterm_with_stdin_still_open_exits_promptly(tmp_path: Path) -> None:
             proc.kill()
             proc.wait()
     assert rc == -signal.SIGTERM
+
+
+def replies_until(proc: subprocess.Popen[str], count: int) -> list[dict[str, Any]]:
+    """The next `count` stdout lines as JSON, each awaited at most WAIT seconds."""
+    import queue
+    import threading
+
+    lines: queue.Queue[str] = queue.Queue()
+    assert proc.stdout is not None
+    stdout = proc.stdout
+
+    def pump() -> None:
+        for line in stdout:
+            lines.put(line)
+
+    threading.Thread(target=pump, daemon=True).start()
+    out = []
+    for _ in range(count):
+        try:
+            out.append(json.loads(lines.get(timeout=WAIT)))
+        except queue.Empty:
+            raise AssertionError(f"only {len(out)} of {count} answers: {out}") from None
+    return out
+
+
+def test_every_line_gets_one_answer_and_none_kills_the_server(tmp_path: Path) -> None:
+    """Bad lines as a buggy client sends them: not JSON, nested 100k deep, a lone surrogate
+    (legal JSON, not UTF-8), valid JSON that is no JSON-RPC message, arguments of the wrong
+    shape. Each request gets exactly one answer (a result or a JSON-RPC error) and the server
+    still serves afterwards."""
+
+    def call(rid: int, arguments: Any) -> str:
+        params = {"name": "echo", "arguments": arguments}
+        return json.dumps({"jsonrpc": "2.0", "id": rid, "method": "tools/call", "params": params})
+
+    proc = start_raw(tmp_path, INITIALIZE, INITIALIZED)
+    assert proc.stdin is not None
+    bad = [
+        "not json at all",
+        "[" * 100_000,
+        call(10, {"text": "\ud800 lone"}),
+        '{"jsonrpc": "2.0", "id": 11, "method": "tools/call", "params": {"name": "echo", '
+        '"arguments": {"text": "\\udfff"}}}',
+        json.dumps({"id": 12}),
+        "42",
+        "[]",
+        call(13, [1, 2]),
+        call(14, {"text": "[" * 500 + "]" * 500}),
+        call(15, {"text": "nul\u0000byte"}),
+        json.dumps({"jsonrpc": "2.0", "method": "notifications/whatever", "params": 1}),
+        call(16, {"text": "still here"}),
+    ]
+    proc.stdin.write("\n".join(bad) + "\n")
+    proc.stdin.flush()
+    try:
+        replies = replies_until(proc, 1 + 11)  # initialize + 11 answers (the notification: none)
+        proc.stdin.close()
+        assert proc.wait(timeout=WAIT) == 0
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    by_id = {r["id"]: r for r in replies if r["id"] is not None}
+    anonymous = [r["error"]["code"] for r in replies if r["id"] is None]
+    # not JSON, too deep: parse errors; 42 and []: invalid requests without an id.
+    assert sorted(anonymous) == [-32700, -32700, -32600, -32600], replies
+    assert by_id[10]["result"]["content"][0]["text"] == "\ufffd lone"
+    assert by_id[11]["result"]["content"][0]["text"] == "\ufffd"
+    assert by_id[12]["error"]["code"] == -32600
+    assert by_id[13]["error"]["code"] == -32602
+    assert by_id[14]["result"]["content"][0]["text"].startswith("[[[")
+    assert by_id[15]["result"]["content"][0]["text"] == "nul\u0000byte"
+    assert by_id[16]["result"]["content"][0]["text"] == "still here"
+    assert set(by_id) == {1, 10, 11, 12, 13, 14, 15, 16}

@@ -20,7 +20,6 @@ from __future__ import annotations
 import asyncio
 import base64
 import contextlib
-import json
 import logging
 import os
 import signal
@@ -30,7 +29,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..host import Host
-from ..results import Result
+from ..results import Result, plain_json, scrub
 from ..run import Run
 from ..schemas import export_one
 from ..tiers import Surface
@@ -245,30 +244,28 @@ class McpFace:
         await self.bus.publish(ToolsListChanged())
 
 
+DATA_META_KEY = "livetools/data"
+
+
 def to_call_result(result: Result) -> types.CallToolResult:
-    """A run `Result` as MCP content: the text, each PNG as image content, and `data` as
-    structured content (the handshake era allows only an object there, so other values are
-    wrapped as `{"result": ...}`)."""
+    """A run `Result` as MCP content: the text, each PNG as image content, and `data` in
+    `_meta["livetools/data"]` for programs.
+
+    Not as structured content: agent frameworks (pydantic-ai, openai-agents) hand
+    `structuredContent` to the model *instead of* the text when it is there, and `data` is
+    metadata, not what the text says (eval's 42 would reach the model as `{"status": "ok"}`).
+    Leaving it off means every framework's model reads the text."""
     import mcp_types as types
 
     content: list[types.ContentBlock] = []
     if result.text or not result.images:
-        content.append(types.TextContent(text=result.text))
+        content.append(types.TextContent(text=scrub(result.text)))
     content.extend(
         types.ImageContent(data=base64.b64encode(png).decode("ascii"), mime_type="image/png")
         for png in result.images
     )
-    return types.CallToolResult(
-        content=content, structured_content=_structured(result.data), is_error=result.is_error
-    )
-
-
-def _structured(data: Any) -> dict[str, Any] | None:
-    if data is None:
-        return None
-    # A tool may put a Path or a set in `data`; the wire must never fail on it.
-    plain = json.loads(json.dumps(data, default=str))
-    return plain if isinstance(plain, dict) else {"result": plain}
+    meta = None if result.data is None else {DATA_META_KEY: plain_json(result.data)}
+    return types.CallToolResult(content=content, is_error=result.is_error, _meta=meta)
 
 
 def _version() -> str:
@@ -292,10 +289,10 @@ def main(root: Path, surface: str | None, options: dict[str, Any]) -> int:
 
 async def _serve_stdio(root: Path, surface: str | None, options: dict[str, Any]) -> int:
     import anyio
-    from mcp.server.stdio import stdio_server
 
     from . import harness
     from .cli import UsageError, resolve_surface
+    from .mcp_stdio import stdio_transport
 
     # stdout is the protocol pipe: a plugin that prints while loading or opening must not
     # corrupt it. While serving, stdio_server itself points fd 1 at stderr.
@@ -309,7 +306,7 @@ async def _serve_stdio(root: Path, surface: str | None, options: dict[str, Any])
         run = await host.open_run(root, options=options)
     try:
         face = McpFace(run, chosen)
-        async with stdio_server() as (read_stream, write_stream):
+        async with stdio_transport() as (read_stream, write_stream):
             with anyio.CancelScope() as scope:
                 # A client that gives up on us sends SIGTERM: stop serving and still close the
                 # run, so no language server or kernel outlives this process.
@@ -321,8 +318,8 @@ async def _serve_stdio(root: Path, surface: str | None, options: dict[str, Any])
                 finally:
                     await _close(run)
             if scope.cancelled_caught:
-                # Leaving stdio_server would wait for its stdin reader thread, which only
-                # returns on the next line or EOF; the run is closed, so die by the signal now.
+                # The stdin reader thread only returns on the next line or EOF; the run is
+                # closed, so die by the signal now.
                 signal.signal(signal.SIGTERM, signal.SIG_DFL)
                 os.kill(os.getpid(), signal.SIGTERM)
     finally:
