@@ -7,6 +7,7 @@ so a plan-mode agent cannot reach a write tool by guessing its name.
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
@@ -83,11 +84,15 @@ def parse_surface(spec: str, known: Mapping[str, Surface] = BUILTIN_SURFACES) ->
 
 
 def inherited_ceiling(environ: Mapping[str, str] = os.environ) -> Surface | None:
-    """The ceiling a worker process inherited; an unreadable one means the narrowest surface."""
-    spec = environ.get(ENV_SURFACE)
+    """The ceiling a process inherited. Fails closed: in a worker (LIVETOOLS_WORKER set) a
+    missing or empty LIVETOOLS_SURFACE means `readonly`, not the default `agent`, and a value
+    that does not parse means `readonly` with a warning on stderr (a typo must not go unseen,
+    nor widen anything)."""
+    spec = environ.get(ENV_SURFACE, "").strip()
     if not spec:
-        return None
+        return READONLY if environ.get(ENV_WORKER) else None
     try:
         return parse_surface(spec)
-    except ValueError:
+    except ValueError as exc:
+        print(f"livetools: {ENV_SURFACE}: {exc}; using readonly", file=sys.stderr)
         return READONLY

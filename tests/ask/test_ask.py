@@ -175,12 +175,42 @@ def test_session_question_event_and_answer_line(tmp_path):
     assert event["event"] == "question" and event["number"] == 1
     assert event["options"][0] == {"label": "postgres", "description": "the server"}
     assert event["card"].startswith("Question #1: Which database?")
-    assert bad_json["event"] == "question_error" and "expected a JSON answer" in bad_json["text"]
+    assert bad_json["event"] == "question_error" and "is open: expected" in bad_json["text"]
     assert bad_label["event"] == "question_error" and "'nope' is not one of" in bad_label["text"]
     assert (
         answer["ok"] and answer["id"] == "q" and answer["data"]["choices"] == ["sqlite", "postgres"]
     )
     assert event2["number"] == 2 and skipped["ok"] and skipped["data"]["skipped"]
+
+
+def test_session_only_an_answer_object_answers_an_open_question(tmp_path):
+    """`{}` or a tool line while a question is open is no skip: it gets question_error (a tool
+    line is refused, not run, and says so with its id), and the human's answer that follows
+    still answers."""
+    (tmp_path / "keep.txt").write_text("x")
+    replies = session(
+        [
+            {"tool": "ask_user", "args": CHOICE, "id": "q"},
+            {},
+            {"tool": "ask_user", "args": CHOICE, "id": "t"},
+            {"skip": "yes"},
+            [1],
+            {"choices": ["sqlite"]},
+            {"tool": "ask_user", "args": CHOICE, "id": "after"},
+            {"choices": "postgres"},
+        ],
+        "--root",
+        str(tmp_path),
+    )
+    event, empty, tool_line, bad_skip, array, answer, event2, answer2 = replies
+    assert event["event"] == "question"
+    for bad in (empty, tool_line, bad_skip, array):
+        assert bad["event"] == "question_error" and bad["number"] == 1, bad
+    assert "tool line was refused (not run)" in tool_line["text"] and tool_line["id"] == "t"
+    assert "id" not in empty
+    assert answer["ok"] and answer["id"] == "q" and answer["data"]["choices"] == ["sqlite"]
+    assert event2["number"] == 2  # the refused line never became question #2
+    assert answer2["id"] == "after" and answer2["data"]["choices"] == ["postgres"]
 
 
 def test_session_input_ending_mid_question_is_an_error(tmp_path):

@@ -155,3 +155,158 @@ def test_surface_specs_with_exclusions_round_trip(tmp_path):
         "--surface", "agent", "--root", str(tmp_path), LIVETOOLS_SURFACE="read,exec,-nap"
     )
     assert {t["name"] for t in capped} == READ_TOOLS | {"stubborn"}
+
+
+# -- hostile input: every line gets one answer, nothing kills a face ---------------------------
+
+
+def test_session_survives_hostile_lines(tmp_path):
+    """A lone surrogate echoed back, a 100k-deep array, garbage bytes, non-objects: each line
+    gets exactly one reply, the output is valid UTF-8, and the session goes on."""
+    lines = [
+        '{"tool": "echo", "args": {"text": "\\ud800 lone"}, "id": 1}',
+        "[" * 100_000,
+        "\udcff\udcfe not utf-8",  # written as raw bytes below
+        "42",
+        '{"tool": "echo", "args": [1], "id": 2}',
+        '{"tool": 7}',
+        '{"tool": "echo", "args": {"text": "' + "[" * 500 + '"}, "id": "\\udfff"}',
+        '{"tool": "echo", "args": {"text": "nul\\u0000"}, "id": 3}',
+        '{"tool": "echo", "args": {"text": "end"}, "id": 4}',
+    ]
+    data = b"".join(line.encode("utf-8", "surrogateescape") + b"\n" for line in lines)
+    out = subprocess.run(
+        [sys.executable, "-m", "livetools.faces.cli", "session", "--root", str(tmp_path)],
+        input=data,
+        env=plugin_env(LIVETOOLS_PLUGINS="testkit"),
+        capture_output=True,
+        timeout=60,
+    )
+    assert out.returncode == 0, out.stderr
+    replies = [json.loads(line) for line in out.stdout.decode("utf-8").splitlines()]
+    assert len(replies) == len(lines), replies
+    assert replies[0] == {
+        "ok": True,
+        "text": "\ufffd lone",
+        "data": {"echo": "\ufffd lone"},
+        "images": [],
+        "id": 1,
+    }
+    assert "nested too deeply" in replies[1]["text"]
+    assert all(not r["ok"] for r in replies[1:6])
+    assert replies[4]["id"] == 2 and '"args" must be an object' in replies[4]["text"]
+    assert replies[6]["ok"] and replies[6]["id"] == "\ufffd"
+    assert replies[7]["text"] == "nul\u0000" and replies[8]["text"] == "end"
+
+
+def test_call_json_with_lone_surrogate_and_deep_args(tmp_path):
+    out = livetools("call", "echo", '{"text": "\\ud800"}', "--json", "--root", str(tmp_path))
+    assert out.returncode == 0, out.stderr
+    assert json.loads(out.stdout)["text"] == "\ufffd"
+    plain = livetools("call", "echo", '{"text": "\\ud800"}', "--root", str(tmp_path))
+    assert plain.returncode == 0 and plain.stdout == "\ufffd\n"
+    deep = livetools("call", "echo", "[" * 100_000, "--root", str(tmp_path))
+    assert deep.returncode == 2 and "nested too deeply" in deep.stderr
+    assert "Traceback" not in deep.stderr
+
+
+def test_closed_pipe_exits_quietly(tmp_path):
+    """`livetools tools | head -c 1`: no traceback, no 'Exception ignored' on stderr."""
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "livetools.faces.cli", "tools", "--format", "json"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=plugin_env(LIVETOOLS_PLUGINS="testkit"),
+        cwd=tmp_path,
+    )
+    assert proc.stdout is not None and proc.stderr is not None
+    proc.stdout.close()  # the reader is gone before the first byte
+    err = proc.stderr.read()
+    rc = proc.wait(timeout=60)
+    assert rc == 141 and err == b"", err
+
+
+# -- worker ceiling ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("surface", [None, "", "  "])
+def test_worker_without_a_ceiling_is_readonly(tmp_path, surface):
+    env = {"LIVETOOLS_WORKER": "1"}
+    if surface is not None:
+        env["LIVETOOLS_SURFACE"] = surface
+    names = {t["name"] for t in tools("--surface", "agent", "--root", str(tmp_path), **env)}
+    assert names == READ_TOOLS
+
+
+def test_bogus_ceiling_warns_and_is_readonly(tmp_path):
+    out = livetools("tools", "--root", str(tmp_path), LIVETOOLS_SURFACE="agnet")
+    assert out.returncode == 0
+    assert "LIVETOOLS_SURFACE" in out.stderr and "'agnet'" in out.stderr
+    assert "using readonly" in out.stderr
+    assert {line.split()[0] for line in out.stdout.splitlines()} == READ_TOOLS
+
+
+# -- the CLI explains itself --------------------------------------------------------------------
+
+
+def test_status_is_one_line_per_family_with_reasons(tmp_path):
+    out = livetools("status", "--root", str(tmp_path), LIVETOOLS_PLUGINS="testkit,ask,vibe")
+    assert out.returncode == 0, out.stderr
+    lines = out.stdout.splitlines()
+    assert all(len(line) < 200 for line in lines), lines
+    assert any(line.startswith("ask: no tools: no human attached") for line in lines)
+    assert "vibe: no tools: vibe mode is off (run with --vibe)" in lines
+    report = json.loads(
+        livetools("status", "--json", "--root", str(tmp_path), LIVETOOLS_PLUGINS="ask").stdout
+    )
+    (ask,) = report["plugins"]
+    assert ask["tools"] == [] and "no human attached" in ask["reason"]
+
+
+def test_tools_serve_lists_what_serve_offers(tmp_path):
+    offered = livetools(
+        "tools", "--serve", "--format", "json", "--root", str(tmp_path), LIVETOOLS_PLUGINS="ask"
+    )
+    assert {t["name"] for t in json.loads(offered.stdout)} == {"write", "edit", "ask_user"}
+    plain = livetools("tools", "--format", "json", "--root", str(tmp_path), LIVETOOLS_PLUGINS="ask")
+    assert json.loads(plain.stdout) == []
+
+
+def test_run_options_on_the_command_line(tmp_path):
+    from livetools.faces.cli import UsageError, parse_options
+
+    assert parse_options(["debug_ttl=60", "lsp.request_timeout=5", 'lsp.prefer=["pylsp"]']) == {
+        "debug_ttl": 60,
+        "lsp": {"request_timeout": 5, "prefer": ["pylsp"]},
+    }
+    assert parse_options(["name=plain text", "eval=false"]) == {"name": "plain text", "eval": False}
+    with pytest.raises(UsageError, match="expected key=value"):
+        parse_options(["debug_ttl"])
+    # The option reaches the run: a call timeout of 0.2 s stops the testkit's nap.
+    out = livetools(
+        "call",
+        "nap",
+        '{"seconds": 5}',
+        "--option",
+        "call_timeouts.nap=0.2",
+        "--root",
+        str(tmp_path),
+    )
+    assert out.returncode == 1 and "timed out after 0.2s" in out.stdout
+    bad = livetools("call", "echo", "--option", "oops", "--root", str(tmp_path))
+    assert bad.returncode == 2 and "--option 'oops'" in bad.stderr
+
+
+@pytest.mark.parametrize("command", ["status", "tools", "call", "session", "serve"])
+def test_help_is_complete(command):
+    out = livetools(command, "--help")
+    assert out.returncode == 0
+    text = out.stdout
+    assert "exit codes:" in text and "2  usage error" in text and "--option" in text
+    if command == "call":
+        assert "ARGS_JSON is one JSON object" in text and '"ok": bool' in text
+    if command == "session":
+        assert '{"tool": NAME, "args": {...}, "id": ANY}' in text
+        assert "question_error" in text and "refused, not queued" in text
+    if command == "serve":
+        assert "-32700" in text and "livetools/data" in text

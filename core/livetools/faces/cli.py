@@ -2,12 +2,14 @@
 
 Exit codes of `call`: 0 ok, 1 the tool reported an error, 2 usage error (unknown tool, tool not
 on the surface, bad arguments). A worker started by a plan-mode agent inherits the ceiling through
-LIVETOOLS_SURFACE, and no `--surface` can lift it."""
+LIVETOOLS_SURFACE, and no `--surface` can lift it. Output never fails to encode (lone surrogates
+become U+FFFD), and a reader that goes away (`| head`) ends the command quietly."""
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import os
 import sys
@@ -17,11 +19,13 @@ from typing import Any
 
 from ..host import Host
 from ..ports import Ports
+from ..results import json_line, scrub
 from ..run import Run, is_usage_error
 from ..schemas import FORMATS
 from ..tiers import ENV_WORKER, Surface, inherited_ceiling, parse_surface
 from .lines import LineReader
 from .question_ports import JsonLinesPort, TerminalPort
+from .session import emit_line, session_loop
 
 WORKER_EXCLUDED = frozenset({"ask_user"})
 
@@ -74,8 +78,34 @@ def _ports(reader: LineReader | None, emit: Callable[[dict[str, Any]], None] | N
     return Ports()
 
 
+def parse_options(pairs: list[str]) -> dict[str, Any]:
+    """`--option key=value` pairs as run options: the value is JSON when it parses (`60`,
+    `false`, `{"eval": 5}`), else the string; a dotted key nests (`lsp.request_timeout=5`)."""
+    options: dict[str, Any] = {}
+    for pair in pairs:
+        key, sep, raw = pair.partition("=")
+        if not sep or not key.strip():
+            raise UsageError(f"--option {pair!r}: expected key=value, e.g. debug_ttl=60")
+        try:
+            value: Any = json.loads(raw)
+        except (ValueError, RecursionError):
+            value = raw
+        *parents, leaf = key.strip().split(".")
+        target = options
+        for name in parents:
+            nested = target.setdefault(name, {})
+            if not isinstance(nested, dict):
+                raise UsageError(f"--option {pair!r}: {name} is already set to a value")
+            target = nested
+        target[leaf] = value
+    return options
+
+
 def _options(args: argparse.Namespace) -> dict[str, Any]:
-    return {"vibe": True} if getattr(args, "vibe", False) else {}
+    options = parse_options(getattr(args, "option", None) or [])
+    if getattr(args, "vibe", False):
+        options["vibe"] = True
+    return options
 
 
 def _root(args: argparse.Namespace) -> Path:
@@ -88,10 +118,16 @@ def _root(args: argparse.Namespace) -> Path:
 # -- commands --------------------------------------------------------------------------------
 
 
+async def _no_human(question: Any) -> Any:
+    raise RuntimeError("livetools tools --serve never asks")  # only its schema is shown
+
+
 async def cmd_tools(args: argparse.Namespace) -> int:
-    host = _host()
+    host = _host(with_harness=args.serve)
     surface = resolve_surface(host, args.surface)
-    async with host.open_run(_root(args), options=_options(args)) as run:
+    # --serve: what `livetools serve` offers a client that can elicit (write, edit, ask_user).
+    ports = Ports(question=_no_human, target_space="mcp") if args.serve else Ports()
+    async with host.open_run(_root(args), ports=ports, options=_options(args)) as run:
         tools = run.tools(surface)
         if args.format == "text":
             width = max((len(t.name) for t in tools), default=0)
@@ -107,7 +143,9 @@ async def cmd_tools(args: argparse.Namespace) -> int:
 async def cmd_call(args: argparse.Namespace) -> int:
     try:
         call_args = json.loads(args.args) if args.args else {}
-    except json.JSONDecodeError as exc:
+    except RecursionError:
+        raise UsageError("ARGS_JSON is nested too deeply") from None
+    except ValueError as exc:
         raise UsageError(f"ARGS_JSON is not valid JSON: {exc}") from None
     if not isinstance(call_args, dict):
         raise UsageError('ARGS_JSON must be a JSON object, e.g. {"path": "src"}')
@@ -117,9 +155,9 @@ async def cmd_call(args: argparse.Namespace) -> int:
     async with host.open_run(_root(args), ports=ports, options=_options(args)) as run:
         result = await run.call(args.tool, call_args, surface=surface)
     if args.json:
-        print(json.dumps(result.to_json(), ensure_ascii=False))
+        print(json_line(result.to_json()))
     else:
-        print(result.text)
+        print(scrub(result.text))
         for png in result.images:
             print(f"[image: PNG, {len(png)} bytes; use --json to get it]")
     if is_usage_error(result):
@@ -137,49 +175,25 @@ async def cmd_session(args: argparse.Namespace) -> int:
     return 0
 
 
-def emit_line(obj: dict[str, Any]) -> None:
-    sys.stdout.write(json.dumps(obj, ensure_ascii=False) + "\n")
-    sys.stdout.flush()
-
-
-async def session_loop(run: Run, surface: Surface, reader: LineReader) -> None:
-    """JSON lines: `{"tool": NAME, "args": {...}, "id"?: any}` in, the `--json` object out (with
-    the same `id` when one was given). A bad line gets an error line, never ends the session.
-    While ask_user waits, the next input line is its answer (see question_ports)."""
-    while True:
-        line = await reader.readline()
-        if line is None:
-            return
-        if not line.strip():
-            continue
-        request_id, out = None, None
-        try:
-            request = json.loads(line)
-            if not isinstance(request, dict) or not isinstance(request.get("tool"), str):
-                raise ValueError('expected an object like {"tool": "NAME", "args": {...}}')
-            request_id = request.get("id")
-            call_args = request.get("args", {})
-            if not isinstance(call_args, dict):
-                raise ValueError('"args" must be an object')
-        except ValueError as exc:  # JSONDecodeError is a ValueError
-            out = {"ok": False, "text": f"bad input line: {exc}", "data": None, "images": []}
-        else:
-            result = await run.call(request["tool"], call_args, surface=surface)
-            out = result.to_json()
-        if request_id is not None:
-            out["id"] = request_id
-        emit_line(out)
-
-
 async def cmd_status(args: argparse.Namespace) -> int:
     host = _host()
     async with host.open_run(_root(args), options=_options(args)) as run:
         report = await status_report(host, run)
     if args.json:
-        print(json.dumps(report, indent=2, default=str))
+        print(json_line(report))
     else:
-        print(render_status(report))
+        print(scrub(render_status(report)))
     return 0
+
+
+# Why a built-in family has no tools in a plain run: its resource needs a port or a mode the
+# command line did not give. Third-party families fall back to the generic sentence.
+ABSENT = {
+    "ask": "no human attached (serve offers ask_user to clients that elicit; session asks "
+    "through JSON lines; call asks on a terminal)",
+    "vibe": "vibe mode is off (run with --vibe)",
+}
+ABSENT_DEFAULT = "no resource for this run (the plugin offered none)"
 
 
 async def status_report(host: Host, run: Run) -> dict[str, Any]:
@@ -188,19 +202,23 @@ async def status_report(host: Host, run: Run) -> dict[str, Any]:
         try:
             resources[key] = await asyncio.wait_for(resource.status(), 30)
         except Exception as exc:
-            resources[key] = {"error": f"{type(exc).__name__}: {exc}"}
+            resources[key] = {"usable": False, "error": f"{type(exc).__name__}: {exc}"}
     tools = run.tools("agent")
+    plugins = []
+    for p in host.plugins.loaded:
+        names = [t.name for t in tools if t.plugin == p.name]
+        entry: dict[str, Any] = {
+            "name": p.name,
+            "distribution": p.distribution,
+            "version": p.version,
+            "tools": names,
+        }
+        if not names:
+            entry["reason"] = ABSENT.get(p.name, ABSENT_DEFAULT)
+        plugins.append(entry)
     return {
         "root": str(run.root),
-        "plugins": [
-            {
-                "name": p.name,
-                "distribution": p.distribution,
-                "version": p.version,
-                "tools": [t.name for t in tools if t.plugin == p.name],
-            }
-            for p in host.plugins.loaded
-        ],
+        "plugins": plugins,
         "failed": [{"name": f.name, "error": f.error} for f in host.plugins.failures],
         "blocked": sorted(set(host.plugins.blocked)),
         "resources": resources,
@@ -208,24 +226,60 @@ async def status_report(host: Host, run: Run) -> dict[str, Any]:
     }
 
 
+def _verdict(info: dict[str, Any], name: str = "") -> str:
+    if info.get("usable") is False:
+        why = info.get("reason") or info.get("error") or "not usable"
+        return f"no: {why}"
+    extra = [
+        f"{k} {v}"
+        for k, v in info.items()
+        if k not in ("usable", "reason", "root", "kernel", "command")
+        and isinstance(v, str | int | float)
+        and not isinstance(v, bool)
+        and v not in ("", name)
+    ]
+    return "usable" + (f" ({', '.join(extra)})" if extra else "")
+
+
+def _members(info: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
+    """The servers / adapters / kernels inside a resource's status: any dict of dicts or list
+    of dicts whose entries say `usable`."""
+    out: list[tuple[str, dict[str, Any]]] = []
+    for value in info.values():
+        if isinstance(value, dict):
+            out += [(str(k), v) for k, v in value.items() if isinstance(v, dict) and "usable" in v]
+        elif isinstance(value, list):
+            for item in value:
+                if isinstance(item, dict) and "usable" in item:
+                    name = next((v for v in item.values() if isinstance(v, str)), "?")
+                    out.append((name, item))
+    return out
+
+
 def render_status(report: dict[str, Any]) -> str:
-    lines = [f"root: {report['root']}", "plugins:"]
+    """One line per family and one per server/adapter/kernel under it: usable, or why not."""
+    lines = [f"root: {report['root']}"]
+    shown: set[str] = set()
     for p in report["plugins"]:
-        tools = ", ".join(p["tools"]) or "no tools for this run"
-        lines.append(
-            f"  {p['name']} ({p['distribution'] or 'local'} {p['version'] or ''}): {tools}"
-        )
+        what = ", ".join(p["tools"]) if p["tools"] else f"no tools: {p['reason']}"
+        lines.append(f"{p['name']}: {what}")
+        info = report["resources"].get(p["name"])
+        if isinstance(info, dict):
+            shown.add(p["name"])
+            members = _members(info)
+            if not members and info.get("usable") is not None:
+                lines.append(f"  {_verdict(info)}")
+            width = max((len(name) for name, _ in members), default=0)
+            for name, member in members:
+                lines.append(f"  {name:<{width}}  {_verdict(member, name)}")
+    for key, info in report["resources"].items():
+        if key not in shown:
+            lines.append(f"{key}: {_verdict(info) if isinstance(info, dict) else 'connected'}")
     for f in report["failed"]:
-        lines.append(f"  {f['name']}: FAILED: {f['error']}")
+        lines.append(f"{f['name']}: FAILED to load: {f['error']}")
     for name in report["blocked"]:
-        lines.append(f"  {name}: blocked by environment")
-    if report["resources"]:
-        lines.append("resources:")
-        for key, info in report["resources"].items():
-            detail = json.dumps(info, default=str) if info else "connected"
-            lines.append(f"  {key}: {detail}")
-    for problem in report["problems"]:
-        lines.append(f"problem: {problem}")
+        lines.append(f"{name}: blocked by LIVETOOLS_DISABLE_PLUGINS / LIVETOOLS_PLUGINS")
+    lines += [f"problem: {problem}" for problem in report["problems"]]
     return "\n".join(lines)
 
 
@@ -237,41 +291,100 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
 # -- parsing ---------------------------------------------------------------------------------
 
+EXIT_CODES = """exit codes:
+  0  done (call: the tool succeeded)
+  1  call: the tool reported an error (the text says what to do)
+  2  usage error: bad command line, unknown tool, tool not on the surface, bad arguments
+  130 interrupted; 141 the reader of stdout went away (e.g. | head), quietly"""
+
+SURFACES = """surfaces: agent (read+write+exec), plan and readonly (read); or tiers with tool
+exclusions, e.g. read,exec,-lsp_rename. LIVETOOLS_SURFACE (set for workers) is a ceiling no
+--surface lifts; in a worker (LIVETOOLS_WORKER=1) an unset ceiling means readonly."""
+
+OPTIONS = """run options (--option KEY=VALUE, repeatable; VALUE is JSON when it parses, else a
+string; a dotted KEY nests): debug_ttl=1800, debug_wait=..., eval_idle_timeout=...,
+eval=false, lsp=false, lsp.request_timeout=10, call_timeouts.eval=60, ask_expiry=600,
+vibe_config=PATH. Unknown keys are ignored by every plugin."""
+
+CALL_HELP = """ARGS_JSON is one JSON object of the tool's arguments, as `livetools tools --format
+json` lists them under "parameters", e.g. '{"pattern": "print($A)", "path": "src"}'
+(default {}). --json prints {"ok": bool, "text": str, "data": any, "images": [{"mime",
+"base64"}]}; without it, the text the model would read."""
+
+SESSION_HELP = """protocol (JSON lines; one run for the whole session):
+  in:   {"tool": NAME, "args": {...}, "id": ANY}        (args and id optional)
+  out:  {"ok": bool, "text": str, "data": any, "images": [...], "id": ANY}
+Every input line gets exactly one output line; a bad line gets {"ok": false, "text": "bad
+input line: ..."} and the session goes on. The session also offers write(path, content) and
+edit(path, old, new), with diagnostics on write.
+ask_user: the session emits {"event": "question", "number": N, "card": ..., "options": ...};
+answer with one line {"choices": ["label"]}, {"text": "..."}, {"reply": "1,3"} or
+{"skip": true}. While a question is open, only an answer object answers: any other line,
+including a tool line, gets {"event": "question_error", "number": N, "text": ..., "id": ...}
+and is NOT run (refused, not queued: send it again after answering). An expired question
+emits {"event": "question_expired", "number": N}. End of input ends the session."""
+
+SERVE_HELP = """MCP over stdio, both the 2025-11-25 handshake and the 2026-07-28 protocol; one run
+per process. Every request gets a result or a JSON-RPC error (-32700 for a line that is not
+JSON, -32600 for JSON that is not a request). Tool data rides in _meta["livetools/data"];
+the content is the text. ask_user is offered to clients that declare form elicitation."""
+
+TOOLS_HELP = """--serve lists exactly what `livetools serve` offers a client that elicits (adds
+write, edit and ask_user); `livetools tools --serve --vibe --format mcp | wc -c` is the size
+of the whole agent surface."""
+
 
 def parser() -> argparse.ArgumentParser:
+    raw = argparse.RawDescriptionHelpFormatter
     top = argparse.ArgumentParser(
-        prog="livetools", description="Tools bound to live resources of one agent run."
+        prog="livetools",
+        description="Tools bound to live resources of one agent run.",
+        epilog=f"{EXIT_CODES}\n\n{SURFACES}",
+        formatter_class=raw,
     )
-    sub = top.add_subparsers(dest="command", required=True)
+    sub = top.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    def command(name: str, help: str, epilog: str = "") -> argparse.ArgumentParser:
+        text = "\n\n".join(part for part in (epilog, EXIT_CODES) if part)
+        return sub.add_parser(name, help=help, description=help, epilog=text, formatter_class=raw)
 
     def common(p: argparse.ArgumentParser, surface: bool = True, vibe: bool = True) -> None:
         p.add_argument("--root", default=".", help="project root of the run (default: .)")
         if surface:
             p.add_argument(
                 "--surface",
-                help="agent | plan | readonly | a comma list of tiers (read,write,exec)",
+                help="agent | plan | readonly | tiers with exclusions (read,exec,-lsp_rename)",
             )
         if vibe:
             p.add_argument("--vibe", action="store_true", help="turn vibe mode on for the run")
+        p.add_argument(
+            "--option",
+            action="append",
+            metavar="KEY=VALUE",
+            help="a run option, e.g. debug_ttl=60 (repeatable; see below)",
+        )
 
-    p = sub.add_parser("status", help="which families are live and why not")
+    p = command("status", "which families are live, and for each server why or why not", OPTIONS)
     common(p, surface=False)
-    p.add_argument("--json", action="store_true")
+    p.add_argument("--json", action="store_true", help="the full report as one JSON object")
 
-    p = sub.add_parser("tools", help="the tool schemas of a surface")
+    p = command("tools", "the tool schemas of a surface", f"{TOOLS_HELP}\n\n{SURFACES}")
     common(p)
     p.add_argument("--format", choices=["text", *FORMATS], default="text")
+    p.add_argument("--serve", action="store_true", help="the tools serve offers (see below)")
 
-    p = sub.add_parser("call", help="one tool call in a fresh run")
+    p = command("call", "one tool call in a fresh run", f"{CALL_HELP}\n\n{SURFACES}\n\n{OPTIONS}")
     p.add_argument("tool")
     p.add_argument("args", nargs="?", metavar="ARGS_JSON")
     common(p)
-    p.add_argument("--json", action="store_true")
+    p.add_argument("--json", action="store_true", help="print the result object (see below)")
 
-    p = sub.add_parser("session", help="one run, JSON lines on stdin/stdout")
+    p = command("session", "one run, JSON lines on stdin/stdout", f"{SESSION_HELP}\n\n{OPTIONS}")
     common(p)
 
-    p = sub.add_parser("serve", help="an MCP server over stdio, one run per process")
+    p = command(
+        "serve", "an MCP server over stdio, one run per process", f"{SERVE_HELP}\n\n{OPTIONS}"
+    )
     common(p)
     return top
 
@@ -279,15 +392,38 @@ def parser() -> argparse.ArgumentParser:
 COMMANDS = {"status": cmd_status, "tools": cmd_tools, "call": cmd_call, "session": cmd_session}
 
 
+def _harden_stdio() -> None:
+    """Decoding and encoding on the standard streams can never raise: undecodable input
+    becomes U+FFFD (instead of looking like end of input), unencodable output is escaped."""
+    for stream, errors in ((sys.stdin, "replace"), (sys.stdout, "backslashreplace")):
+        reconfigure = getattr(stream, "reconfigure", None)
+        if reconfigure is not None:
+            with contextlib.suppress(ValueError, OSError):
+                reconfigure(errors=errors)
+
+
+def _quiet_broken_pipe() -> int:
+    """The reader went away: point stdout at /dev/null so the final flush cannot complain."""
+    with contextlib.suppress(OSError, ValueError):
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    return 141
+
+
 def main(argv: list[str] | None = None) -> int:
-    args = parser().parse_args(argv)
+    _harden_stdio()
     try:
+        args = parser().parse_args(argv)
         if args.command == "serve":
             return cmd_serve(args)
-        return asyncio.run(COMMANDS[args.command](args))
+        code = asyncio.run(COMMANDS[args.command](args))
+        sys.stdout.flush()  # here, where a closed pipe is caught, not at interpreter exit
+        return code
     except UsageError as exc:
         print(f"livetools: {exc}", file=sys.stderr)
         return 2
+    except BrokenPipeError:
+        return _quiet_broken_pipe()
     except KeyboardInterrupt:
         return 130
 

@@ -52,11 +52,18 @@ def question_event(question: Question) -> dict[str, Any]:
     }
 
 
+ANSWER_KEYS = ("choices", "text", "reply", "skip")
+ANSWER_SHAPES = '{"choices": ["label"]}, {"text": "..."}, {"reply": "1"} or {"skip": true}'
+
+
 class JsonLinesPort:
-    """Emits a `question` event line and reads the answer from the next input line:
+    """Emits a `question` event line and reads the answer from the next input lines:
     `{"choices": [...], "text": "..."}`, `{"reply": "1,3"}` (terminal grammar) or
-    `{"skip": true}`. A bad line gets a `question_error` event and is asked again; an expired
-    question gets `question_expired` so the harness can take its card down."""
+    `{"skip": true}`. Only such an answer object answers: anything else (`{}`, a tool line, not
+    JSON) gets a `question_error` event, carrying the line's `id` when it had one, and the
+    question stays open. A tool line is refused, not queued: it never runs, and the harness
+    sends it again after answering. An expired question gets `question_expired` so the harness
+    can take its card down."""
 
     def __init__(self, reader: LineReader, emit: Callable[[dict[str, Any]], None]) -> None:
         self.reader = reader
@@ -69,32 +76,59 @@ class JsonLinesPort:
                 line = await self.reader.readline()
                 if line is None:
                     raise QuestionPortDetached("input ended")
+                if not line.strip():
+                    continue
                 try:
                     return parse_answer_line(question, line)
                 except ValueError as exc:
-                    self.emit(
-                        {"event": "question_error", "number": question.number, "text": str(exc)}
-                    )
+                    event: dict[str, Any] = {
+                        "event": "question_error",
+                        "number": question.number,
+                        "text": str(exc),
+                    }
+                    rid = _line_id(line)
+                    if rid is not None:
+                        event["id"] = rid
+                    self.emit(event)
         except asyncio.CancelledError:
             self.emit({"event": "question_expired", "number": question.number})
             raise
 
 
-def parse_answer_line(question: Question, line: str) -> Answer:
+def _line_id(line: str) -> Any:
     try:
         payload = json.loads(line)
-    except json.JSONDecodeError:
+    except (ValueError, RecursionError):
+        return None
+    return payload.get("id") if isinstance(payload, dict) else None
+
+
+def parse_answer_line(question: Question, line: str) -> Answer:
+    """The answer an input line gives; ValueError (saying what to send) for anything that is not
+    an answer object."""
+    try:
+        payload = json.loads(line)
+    except (ValueError, RecursionError):
+        raise ValueError(f"question #{question.number} is open: expected {ANSWER_SHAPES}") from None
+    if isinstance(payload, dict) and "tool" in payload:
         raise ValueError(
-            'expected a JSON answer like {"choices": ["label"]}, {"text": "..."}, '
-            '{"reply": "1"} or {"skip": true}'
-        ) from None
-    if not isinstance(payload, dict):
-        raise ValueError("the answer must be a JSON object")
-    if payload.get("skip"):
+            f"question #{question.number} is open, so this tool line was refused (not run); "
+            f"answer first with {ANSWER_SHAPES}, then send the line again"
+        )
+    if not isinstance(payload, dict) or not any(k in payload for k in ANSWER_KEYS):
+        raise ValueError(f"question #{question.number} is open: expected {ANSWER_SHAPES}")
+    if payload.get("skip") is True:
         return Answer(skipped=True)
+    if "skip" in payload and payload["skip"] is not False:
+        raise ValueError('"skip" must be true (or leave it out)')
     if "reply" in payload:
         return question.parse_reply(str(payload["reply"]))
     choices = payload.get("choices", [])
     if isinstance(choices, str):
         choices = [choices]
-    return question.answer(choices=list(choices), text=payload.get("text"))
+    if not isinstance(choices, list) or not all(isinstance(c, str) for c in choices):
+        raise ValueError('"choices" must be a list of option labels')
+    text = payload.get("text")
+    if text is not None and not isinstance(text, str):
+        raise ValueError('"text" must be a string')
+    return question.answer(choices=choices, text=text)
