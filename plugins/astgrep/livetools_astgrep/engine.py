@@ -22,6 +22,7 @@ from . import query_plan, rewrite
 from .languages import Loaded, load
 from .matcher import BudgetExceeded, Env, Found, Matcher, outer_first
 from .pattern import Pattern
+from .reading import read_regular
 
 BINARY_PROBE = 8000
 TEXT_CAP = 2000
@@ -100,13 +101,11 @@ class Engine:
             self._cache.move_to_end(job.path)
             if not fresh:
                 return entry
-            with open(job.path, "rb") as handle:
-                data = handle.read()
+            data = read_regular(job.path, job.size)
             if data == entry.data:
                 return entry
         else:
-            with open(job.path, "rb") as handle:
-                data = handle.read()
+            data = read_regular(job.path, job.size)
         self._drop(job.path)
         entry = _Entry(job.mtime_ns, job.size, data)
         self._cache[job.path] = entry

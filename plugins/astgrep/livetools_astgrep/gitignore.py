@@ -8,6 +8,8 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from .reading import read_regular
+
 IGNORE_FILES = (".gitignore", ".ignore")
 
 
@@ -88,8 +90,8 @@ def parse_rules(text: str, base: str) -> list[Rule]:
 def load_rules(folder: Path, base: str) -> list[Rule]:
     rules: list[Rule] = []
     for name in IGNORE_FILES:
-        try:
-            text = (folder / name).read_text(encoding="utf-8", errors="replace")
+        try:  # never blocks: an ignore file that is a FIFO is no ignore file
+            text = read_regular(str(folder / name)).decode("utf-8", "replace")
         except OSError:
             continue
         rules.extend(parse_rules(text, base))

@@ -16,6 +16,7 @@ from .engine import BINARY_PROBE, Engine, FileJob, FileOutcome, FileRewrite
 from .gcpause import gc_paused
 from .grammar import Grammar
 from .pattern import Pattern, PatternError
+from .reading import read_regular
 from .table import GrammarTable
 
 if TYPE_CHECKING:
@@ -54,19 +55,8 @@ def prefilter(
 
 
 def read_whole(path: str, size: int) -> bytes:
-    """The file's bytes with the fewest system calls (no buffered file object): one read of the
-    size the walk saw, more only if the file grew since."""
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        data = os.read(fd, size + 1)
-        if len(data) <= size:  # a short read of a regular file is its end
-            return data
-        chunks = [data]
-        while chunk := os.read(fd, 1 << 20):
-            chunks.append(chunk)
-        return b"".join(chunks)
-    finally:
-        os.close(fd)
+    """The file's bytes with the fewest system calls, never blocking on a FIFO (see reading)."""
+    return read_regular(path, size)
 
 
 def _head(jobs: list[FileJob], budget: int) -> int:

@@ -20,6 +20,7 @@ from livetools import (
     relpath,
     resolve_path,
 )
+from livetools.files import check_regular
 
 from .engine import FileJob
 from .gcpause import gc_paused
@@ -88,7 +89,14 @@ async def _scope(res: AstGrepResource, path: str, language: str | None) -> Scope
             explicit = table.lookup(language)
         except UnknownLanguage as exc:
             raise ToolError(str(exc)) from None
-    if target.is_file():
+    if not target.is_dir():
+        st = check_regular(target, root)  # a FIFO, socket or device: said, never opened
+        if st.st_size > res.max_file_bytes:
+            raise ToolError(
+                f"{rel} is {st.st_size:,} bytes, over the {res.max_file_bytes:,}-byte limit "
+                "for a structural search (generated or data file?); search its folder's "
+                "other files, or grep it"
+            )
         grammar = explicit or grammar_for(target.name, table.by_ext)
         if grammar is None:
             raise ToolError(
@@ -145,6 +153,8 @@ def _skip_notes(scope: Scope, binary: list[str], unreadable: list[str]) -> list[
         if w.vendored:
             parts.append(f"{len(w.vendored)} vendored dirs ({_names(w.vendored)})")
         if w.huge:
+        for listed, what in _link_skips(w):
+            parts.append(f"{len(listed)} {what} ({_names(listed)})")
             parts.append(f"{len(w.huge)} files over the size limit ({_names(w.huge)})")
     if binary:
         parts.append(f"{len(binary)} binary ({_names(binary)})")
@@ -158,6 +168,16 @@ def _skip_notes(scope: Scope, binary: list[str], unreadable: list[str]) -> list[
         listed = ", ".join(f"{gid} ({_count(n, 'file')})" for gid, n in scope.set_aside.items())
         notes.append(f"also present, not searched: {listed}; pass language to search them")
     return notes
+
+def _link_skips(w: Walked) -> list[tuple[list[str], str]]:
+    kinds = [
+        (w.links_outside, "links leaving the root"),
+        (w.links_broken, "broken links"),
+        (w.dir_links, "directory links, not followed"),
+        (w.special, "FIFOs/sockets/devices"),
+    ]
+    return [(listed, what) for listed, what in kinds if listed]
+
 
 
 def _count(n: int, one: str, many: str = "") -> str:
@@ -318,6 +338,10 @@ def _skipped_data(scope: Scope, binary: list[str], unreadable: list[str]) -> dic
         "gitignored": w.ignored if w else 0,
         "hidden": w.hidden if w else 0,
         "vendored": w.vendored if w else [],
+        "links_outside_root": w.links_outside if w else [],
+        "broken_links": w.links_broken if w else [],
+        "directory_links": w.dir_links if w else [],
+        "special_files": w.special if w else [],
         "too_large": w.huge if w else [],
         "binary": binary,
         "unreadable": unreadable,
