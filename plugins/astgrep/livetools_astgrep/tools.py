@@ -103,7 +103,6 @@ async def _scope(res: AstGrepResource, path: str, language: str | None) -> Scope
                 f"cannot tell the language of {rel} from its extension; pass language "
                 "(e.g. language='python')"
             )
-        st = target.stat()
         job = FileJob(str(target), rel, st.st_mtime_ns, st.st_size)
         return Scope(rel, {grammar.id: [job]}, explicit=explicit or grammar)
     if explicit is not None and not explicit.extensions:
@@ -153,9 +152,9 @@ def _skip_notes(scope: Scope, binary: list[str], unreadable: list[str]) -> list[
         if w.vendored:
             parts.append(f"{len(w.vendored)} vendored dirs ({_names(w.vendored)})")
         if w.huge:
+            parts.append(f"{len(w.huge)} files over the size limit ({_names(w.huge)})")
         for listed, what in _link_skips(w):
             parts.append(f"{len(listed)} {what} ({_names(listed)})")
-            parts.append(f"{len(w.huge)} files over the size limit ({_names(w.huge)})")
     if binary:
         parts.append(f"{len(binary)} binary ({_names(binary)})")
     if unreadable:
@@ -169,6 +168,7 @@ def _skip_notes(scope: Scope, binary: list[str], unreadable: list[str]) -> list[
         notes.append(f"also present, not searched: {listed}; pass language to search them")
     return notes
 
+
 def _link_skips(w: Walked) -> list[tuple[list[str], str]]:
     kinds = [
         (w.links_outside, "links leaving the root"),
@@ -177,7 +177,6 @@ def _link_skips(w: Walked) -> list[tuple[list[str], str]]:
         (w.special, "FIFOs/sockets/devices"),
     ]
     return [(listed, what) for listed, what in kinds if listed]
-
 
 
 def _count(n: int, one: str, many: str = "") -> str:
@@ -338,11 +337,11 @@ def _skipped_data(scope: Scope, binary: list[str], unreadable: list[str]) -> dic
         "gitignored": w.ignored if w else 0,
         "hidden": w.hidden if w else 0,
         "vendored": w.vendored if w else [],
+        "too_large": w.huge if w else [],
         "links_outside_root": w.links_outside if w else [],
         "broken_links": w.links_broken if w else [],
         "directory_links": w.dir_links if w else [],
         "special_files": w.special if w else [],
-        "too_large": w.huge if w else [],
         "binary": binary,
         "unreadable": unreadable,
     }
