@@ -12,6 +12,7 @@ the pattern's root kind and the matcher.
 from __future__ import annotations
 
 import hashlib
+import threading
 from array import array
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Iterator
@@ -92,6 +93,9 @@ class Engine:
         self._cache: OrderedDict[str, _Entry] = OrderedDict()
         self._held = 0
         self.stats = {"parsed": 0, "cached": 0}
+        # Set by the caller of an in-process search that was cancelled (a timeout): the thread
+        # cannot be interrupted, so it stops at the next file instead of holding the engine.
+        self.stop: threading.Event | None = None
 
     # -- cache -------------------------------------------------------------------------------
 
@@ -138,6 +142,8 @@ class Engine:
         out: list[FileOutcome] = []
         found = 0
         for job in jobs:
+            if self.stop is not None and self.stop.is_set():
+                break
             room = limit - found if limit else 0
             outcome = self._search_file(job, pattern, loaded, room)
             out.append(outcome)
@@ -226,7 +232,12 @@ class Engine:
         self, jobs: list[FileJob], pattern: Pattern, loader: Callable[[], Any], template: str
     ) -> list[FileRewrite]:
         loaded = load(pattern.grammar, loader)
-        return [self._rewrite_file(job, pattern, loaded, template) for job in jobs]
+        out = []
+        for job in jobs:
+            if self.stop is not None and self.stop.is_set():
+                break
+            out.append(self._rewrite_file(job, pattern, loaded, template))
+        return out
 
     def _rewrite_file(
         self, job: FileJob, pattern: Pattern, loaded: Loaded, template: str

@@ -49,6 +49,13 @@ class Worker:
             f"parse worker {self.child.pid} exited (code {code})" + (f": {tail}" if tail else "")
         )
 
+    def _abandon(self) -> None:
+        """Give up on this worker: killed now, not at the next search, so a timed-out search
+        stops using the cores at once (the next search starts a fresh one)."""
+        self.broken = True
+        if self.child.returncode is None:
+            self.child.kill_session()
+
     async def request(self, payload: tuple[Any, ...]) -> Any:
         async with self.lock:
             if self.broken:
@@ -66,7 +73,7 @@ class Worker:
                 raise await self._exited() from exc
             finally:
                 if not done:  # cancelled or dead mid-request: its stream state is unknown
-                    self.broken = True
+                    self._abandon()
             with gc_paused():
                 status, value = decode_reply(body)
             if status != "ok":
@@ -119,7 +126,7 @@ class Worker:
                 raise await self._exited() from exc
             finally:
                 if not done:  # cancelled or failed mid-stream: its stream state is unknown
-                    self.broken = True
+                    self._abandon()
 
 
 class Pool:

@@ -7,11 +7,13 @@ import asyncio
 import os
 import threading
 from collections import OrderedDict
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from livetools import Resource, StagedEdit
 
+from . import limits
 from .engine import BINARY_PROBE, Engine, FileJob, FileOutcome, FileRewrite
 from .gcpause import gc_paused
 from .grammar import Grammar
@@ -24,6 +26,7 @@ if TYPE_CHECKING:
 
     from .pool import Pool
 
+T = TypeVar("T")
 PATTERN_CACHE = 256
 WARM_POOL_BYTES = 64 * 1024  # once the workers run (caches warm), they take all but tiny jobs
 HEAD_BYTES = 512 * 1024  # a limited search tries this much in-process before starting workers
@@ -57,6 +60,24 @@ def prefilter(
 def read_whole(path: str, size: int) -> bytes:
     """The file's bytes with the fewest system calls, never blocking on a FIFO (see reading)."""
     return read_regular(path, size)
+
+
+async def _stoppable(work: Callable[[], T], stop: threading.Event) -> T:
+    """`work` in a thread; if the call is cancelled (its timeout), the thread is told to stop
+    at its next file, so the next call does not wait behind it for the engine."""
+    try:
+        return await asyncio.to_thread(work)
+    except asyncio.CancelledError:
+        stop.set()
+        raise
+
+
+def _count_nodes(pattern: Pattern) -> int:
+    count, stack = 0, list(pattern.nodes)
+    while stack:
+        count += 1
+        stack.extend(stack.pop().children)
+    return count
 
 
 def _head(jobs: list[FileJob], budget: int) -> int:
@@ -142,11 +163,15 @@ class AstGrepResource(Resource):
                 compiler = self._compilers[grammar.id] = Compiler(
                     grammar, load(grammar.id, grammar.loader)
                 )
-            with self._engine_lock:
-                try:
-                    cached = compiler.compile(source)
-                except PatternError as exc:
-                    cached = exc
+            try:
+                limits.check_pattern_size(source)
+                with self._engine_lock:
+                    compiled = compiler.compile(source)
+                limits.check_pattern_nodes(source, _count_nodes(compiled))
+                cached = compiled
+            except PatternError as exc:
+                message = limits.capped_message(str(exc), source)
+                cached = exc if message == str(exc) else PatternError(message)
             self._patterns[key] = cached
             while len(self._patterns) > PATTERN_CACHE:
                 self._patterns.popitem(last=False)
@@ -214,9 +239,15 @@ class AstGrepResource(Resource):
     ) -> list[FileOutcome]:
         def inline() -> list[FileOutcome]:
             with self._engine_lock, gc_paused():
-                return self._inline_engine().search(jobs, pattern, grammar.loader, limit)
+                engine = self._inline_engine()
+                engine.stop = stop
+                try:
+                    return engine.search(jobs, pattern, grammar.loader, limit)
+                finally:
+                    engine.stop = None
 
-        return await asyncio.to_thread(inline)
+        stop = threading.Event()
+        return await _stoppable(inline, stop)
 
     async def rewrite(
         self, grammar: Grammar, pattern: Pattern, jobs: list[FileJob], template: str
@@ -229,9 +260,15 @@ class AstGrepResource(Resource):
 
         def inline() -> list[FileRewrite]:
             with self._engine_lock:
-                return self._inline_engine().rewrite(kept, pattern, grammar.loader, template)
+                engine = self._inline_engine()
+                engine.stop = stop
+                try:
+                    return engine.rewrite(kept, pattern, grammar.loader, template)
+                finally:
+                    engine.stop = None
 
-        return skipped + await asyncio.to_thread(inline)
+        stop = threading.Event()
+        return skipped + await _stoppable(inline, stop)
 
     # -- resource ------------------------------------------------------------------------------
 
