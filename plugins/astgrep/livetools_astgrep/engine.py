@@ -21,7 +21,7 @@ from typing import Any
 
 from . import query_plan, rewrite
 from .languages import Loaded, load
-from .matcher import BudgetExceeded, Env, Found, Matcher, outer_first
+from .matcher import BudgetExceeded, Env, Found, Matcher, outer_first, significant
 from .pattern import Pattern
 from .reading import read_regular
 
@@ -69,7 +69,7 @@ class FileOutcome:
 @dataclass
 class FileRewrite:
     rel: str
-    status: str = "ok"  # ok | no-literal | binary | unreadable | not-utf8 | syntax
+    status: str = "ok"  # ok | no-literal | binary | unreadable | not-utf8 | syntax | range
     count: int = 0
     new: bytes | None = None
     original_sha: str = ""
@@ -263,6 +263,10 @@ class Engine:
                 why = "nested" if end <= kept[-1][1] else "overlapping"
                 result.skipped.append((first.start_point[0] + 1, why))
                 continue
+            problem = rewrite.range_problem(pattern, start, end, first)
+            if problem:  # never replace what the pattern did not match: refuse the file
+                result.status, result.note = "range", problem
+                return result
             kept.append((start, end, env))
         if not kept:
             return result
@@ -350,6 +354,24 @@ def find(
 ) -> Iterable[Found]:
     """Matches in document order (outer before inner). `ends_only`: a `$$$` binding may hold
     just its first and last node (a search needs its text; a rewrite needs every node)."""
+    found = _find(tree, data, pattern, loaded, ends_only)
+    if pattern.trim_kind is None:
+        return found
+    return (_trimmed(f, pattern.trim_kind) for f in found)
+
+
+def _trimmed(found: Found, kind_id: int) -> Found:
+    """A match of a statement whose `;` the context supplied ends before the code's `;`."""
+    start, end, node, env = found
+    cs = significant(node)
+    if len(cs) > 1 and cs[-1].kind_id == kind_id:
+        end = cs[-2].end_byte
+    return start, end, node, env
+
+
+def _find(
+    tree: Any, data: bytes, pattern: Pattern, loaded: Loaded, ends_only: bool
+) -> Iterable[Found]:
     matcher = Matcher(pattern)
     if pattern.is_sequence:
         return _runs(tree, data, pattern, loaded, matcher)

@@ -88,6 +88,7 @@ _TUNED: dict[str, dict[str, Any]] = {
             "try:\n    pass\n{}",  # except: / finally:
             "match _:\n    {}",  # case:
             "class _:\n    {}",  # class members
+            "{}\ndef _():\n    pass",  # a decorator alone
         ),
         "aliases": ("py",),
     },
@@ -150,6 +151,7 @@ _TUNED: dict[str, dict[str, Any]] = {
             "class _ {\n{}\n};",
             "void _(void) {\nswitch (_) {\n{}\n}\n}",
         ),
+        "prefer": ((r"(public|private|protected)\s*:", "class _ {\n{}\n};"),),
         "aliases": ("c++", "cxx"),
     },
     "rust": {
@@ -187,7 +189,7 @@ _TUNED: dict[str, dict[str, Any]] = {
             "class _ {\n{}\n}",
             "var _ = {};",
         ),
-        "chain": frozenset({"selector"}),
+        "chain": frozenset({"selector", "type_arguments"}),
         "prefer": ((_DART_DECL, HOLE), (_DART_DECL, "class _ {\n{}\n}")),
     },
 }

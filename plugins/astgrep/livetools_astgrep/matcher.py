@@ -67,7 +67,7 @@ class _Plan:
     __slots__ = ("after", "optional", "sep_multi", "wrapper")
 
     def __init__(self, ps: tuple[PNode, ...], counts: dict[str, int]) -> None:
-        self.optional = [trailing_comma(ps, i) for i in range(len(ps))]
+        self.optional = [trailing_comma(ps, i) or ps[i].implicit for i in range(len(ps))]
         self.sep_multi = [_separator_before_multi(ps, i) for i in range(len(ps))]
         self.after = [_separators_after(ps, i) for i in range(len(ps))]
         self.wrapper = wrapper_of(ps, counts)
@@ -78,6 +78,8 @@ class Matcher:
         self.pattern = pattern
         self.budget = budget
         self._steps = 0
+        self._lead = -1  # where an unanchored run starts: its first node is the pattern's
+        self._chain = pattern.chain_kind_ids
         counts = name_counts(pattern.nodes)
         tuples: list[tuple[PNode, ...]] = [pattern.nodes]
         stack = list(pattern.nodes)
@@ -113,10 +115,10 @@ class Matcher:
                 continue
             env: Env = {}
             trail: list[str] = []
+            self._lead = i
             end = self._seq(ps, 0, cs, i, env, trail, anchored=False)
             if end > i:
-                last = _last_consumed(cs, i, end)
-                yield cs[i], last, env
+                yield cs[i], cs[end - 1], env
                 i = end
             else:
                 i += 1
@@ -135,14 +137,24 @@ class Matcher:
         while True:
             env: Env = {}
             trail: list[str] = []
+            self._lead = j
             if self._bind(lead.name, tuple(cs[i:j]), env, trail, multi=False):
                 end = self._seq(ps, 1, cs, j, env, trail, anchored=False)
                 if end >= j and end > i:
-                    yield head, _last_consumed(cs, i, end), env
+                    yield head, cs[end - 1], env
             if j < len(cs) and cs[j].kind_id in chain:
                 j += 1
             else:
                 return
+
+    def _chain_end(self, cs: list[Any], ci: int) -> int:
+        """The index past the chain-kind siblings (Dart selectors) that follow cs[ci]."""
+        if not cs[ci].is_named or cs[ci].kind_id in self._chain:
+            return ci
+        j = ci + 1
+        while j < len(cs) and cs[j].kind_id in self._chain:
+            j += 1
+        return j
 
     @staticmethod
     def _stops(ps: tuple[PNode, ...], pi: int, cs: list[Any], ci: int) -> Iterator[int]:
@@ -266,6 +278,16 @@ class Matcher:
                 return -1
             c = cs[ci]
             mark = len(trail)
+            if meta is not None and meta.kind == SINGLE and self._chain:
+                stop = self._chain_end(cs, ci)
+                if stop > ci + 1:  # `$X` over `f` `(x)`: one expression stored as siblings
+                    for k in range(stop, ci, -1):
+                        if self._bind(meta.name, tuple(cs[ci:k]), env, trail, multi=False):
+                            end = self._seq(ps, pi + 1, cs, k, env, trail, anchored)
+                            if end >= 0:
+                                return end
+                        self._undo(env, trail, mark)
+                    return -1
             if self._node(p, c, env, trail):
                 if meta is None or meta.kind != ANY:  # no other way to use this code node
                     pi += 1
@@ -279,17 +301,10 @@ class Matcher:
                 end = self._seq(ps, pi + 1, cs, ci, env, trail, anchored)
                 if end >= 0:
                     return end
-            if c.is_named or meta is not None or p.children:
-                return -1  # only a pattern token lets an unnamed code token be skipped
+            if c.is_named or meta is not None or p.children or (not anchored and ci == self._lead):
+                return -1  # only a pattern token lets an unnamed code token be skipped, and
+                # never the first of a run: a match starts with what the pattern starts with
             ci += 1  # an unnamed code token the pattern does not name (`async`, a comma)
-
-
-def _last_consumed(cs: list[Any], start: int, end: int) -> Any:
-    """The last child of a run that is not a skipped unnamed token at its end."""
-    last = end - 1
-    while last > start and not cs[last].is_named:
-        last -= 1
-    return cs[last]
 
 
 _CLOSERS = frozenset({")", "]", "}", ">"})

@@ -39,6 +39,9 @@ class PNode:
     text: bytes | None
     children: tuple[PNode, ...] = ()
     meta: metavars.MetaVar | None = None
+    # A terminator the context supplied, not the fragment (`;` after `return $X` in a C body):
+    # matched when the code has it, never part of a match's range.
+    implicit: bool = False
 
 
 @dataclass(frozen=True)
@@ -52,6 +55,8 @@ class Pattern:
     chain_kind_ids: frozenset[int] = frozenset()
     names: tuple[str, ...] = ()  # binding metavariable names, in order of appearance
     multi_names: frozenset[str] = field(default_factory=frozenset)
+    # The kind id of the root's implicit terminator: a match ends before it (see PNode.implicit).
+    trim_kind: int | None = None
 
     @property
     def is_sequence(self) -> bool:
@@ -111,7 +116,11 @@ def _line_of(source: bytes, offset: int) -> str:
 
 def _locate(root: Any, start: int, end: int) -> list[Any] | str:
     """The node spanning exactly [start, end), or the run of siblings that does; a reason when
-    the fragment is not a whole node or a whole run here."""
+    the fragment is not a whole node or a whole run here.
+
+    The fragment is always the whole pattern, never a suffix: a statement that parses only with
+    the context's `;` after it (`return NULL`, `throw new $E($$$)`) is that statement, its `;`
+    marked implicit, not the expression inside it. An expression statement is its expression."""
     node = root.descendant_for_byte_range(start, end)
     if node is None:
         return "fragment not found"
@@ -120,14 +129,33 @@ def _locate(root: Any, start: int, end: int) -> list[Any] | str:
     kids = [c for c in node.children if not c.is_extra and c.end_byte > c.start_byte]
     inside = [c for c in kids if c.start_byte >= start and c.end_byte <= end]
     cut = [c for c in kids if c.start_byte < end and c.end_byte > start and c not in inside]
-    if inside and not cut and inside[0].start_byte == start and inside[-1].end_byte == end:
-        # A separator the container holds (`;` after a class field) is not part of the shape.
-        while len(inside) > 1 and not inside[-1].is_named:
-            inside.pop()
-        while len(inside) > 1 and not inside[0].is_named:
-            inside.pop(0)
-        return inside
-    return f"the pattern is part of a larger {node.type} here"
+    if not inside or cut or inside[0].start_byte != start or inside[-1].end_byte != end:
+        return f"the pattern is part of a larger {node.type} here"
+    after = [c for c in kids if c.start_byte >= end]
+    if (
+        node.start_byte == start
+        and node.type != "expression_statement"
+        and node.parent is not None
+        and all(not c.is_named for c in after)
+        and len(inside) + len(after) == len(kids)
+        and (after or not node.text[end - start :].strip())
+    ):
+        return [node]  # the statement with the context's terminator (see `_build`)
+    # A separator the container holds after the fragment (`;` after a class field, the
+    # context's `;` after an expression statement) is not part of the shape. Leading tokens
+    # are: `throw`, `return`, `#include` are what the pattern says.
+    while len(inside) > 1 and not inside[-1].is_named and inside[-1].type in _SEPARATORS:
+        inside.pop()
+    return inside
+
+
+_SEPARATORS = frozenset({";", ","})
+
+
+def _echo(text: str, cap: int = 200) -> str:
+    """`text` quoted for an error message, at most `cap` characters of it."""
+    text = text.strip()
+    return repr(text) if len(text) <= cap else repr(text[:cap]) + f"… ({len(text)} characters)"
 
 
 class Compiler:
@@ -165,7 +193,8 @@ class Compiler:
             if isinstance(located, str):
                 tried.append(f"{label}: {located}")
                 continue
-            nodes = tuple(self._build(n) for n in located)
+            nodes = tuple(self._build(n, end) for n in located)
+            self._check_whole_metavars(pattern, nodes)
             if len(nodes) == 1 and nodes[0].meta and nodes[0].meta.kind == metavars.MULTI:
                 raise PatternError(
                     f"the pattern {pattern.strip()!r} is only a {nodes[0].meta.source()}: it "
@@ -179,6 +208,27 @@ class Compiler:
             "expression, a member or a declaration), with $NAME for one node and $$$NAME for "
             "zero or more"
         )
+
+    def _check_whole_metavars(self, pattern: str, nodes: tuple[PNode, ...]) -> None:
+        """Refuse a metavariable that is part of one token (`<$H>`, `"Hello $W"`, `on$EVENT`):
+        it would be compared as text and silently match nothing."""
+        stack = list(nodes)
+        while stack:
+            p = stack.pop()
+            stack.extend(p.children)
+            if p.meta is not None or p.text is None:
+                continue
+            text = p.text.decode("utf-8", "replace")
+            if self.grammar.metavar_char != "$":
+                text = text.replace(self.grammar.metavar_char, "$")
+            m = metavars.TEMPLATE.search(text)
+            if m is not None:
+                raise PatternError(
+                    f"{m.group(0)} in the pattern {_echo(pattern)} is part of the token "
+                    f"{_echo(text)} ({p.kind}), not a whole node, so it is not a metavariable "
+                    "there; put the metavariable where a whole node goes (like `#include $H` "
+                    "for `#include <$H>`), or write the token out"
+                )
 
     def _is_metavar(self, node: Any) -> bool:
         return metavars.parse(node.text.decode("utf-8", "replace"), self.detect) is not None
@@ -196,21 +246,25 @@ class Compiler:
             prev = prev.prev_sibling
         if prev is None:
             return False
-        return self._is_metavar(prev)
+        meta = metavars.parse(prev.text.decode("utf-8", "replace"), self.detect)
+        # Not after `$X`: `return $X` then ends before the code's `;` (the `{};` context).
+        return meta is not None and meta.kind == metavars.MULTI
 
-    def _build(self, node: Any) -> PNode:
+    def _build(self, node: Any, end: int) -> PNode:
+        """The skeleton of `node`; a child after the fragment's `end` came from the context."""
         text = node.text.decode("utf-8", "replace")
         meta = metavars.parse(text, self.detect)
         if meta is not None:
             return PNode(node.kind_id, node.type, node.is_named, None, (), meta)
         kids = tuple(
-            self._build(c)
+            self._build(c, end)
             for c in node.children
             if c.end_byte > c.start_byte
             and (not c.is_extra or (c.is_error and self._is_metavar(c)))
         )
         leaf = node.text if not kids else None
-        return PNode(node.kind_id, node.type, node.is_named, leaf, kids)
+        implicit = node.start_byte >= end and not node.is_named and node.text.strip() != b""
+        return PNode(node.kind_id, node.type, node.is_named, leaf, kids, None, implicit)
 
     def _finish(self, fragment: str, context: str, nodes: tuple[PNode, ...]) -> Pattern:
         tokens: set[bytes] = set()
@@ -246,6 +300,7 @@ class Compiler:
                 tokens.add(p.text)
             stack.extend(reversed(p.children))
         ordered = tuple(sorted(tokens, key=lambda t: (-len(t), t)))
+        last = nodes[0].children[-1] if len(nodes) == 1 and nodes[0].children else None
         return Pattern(
             source=fragment,
             grammar=self.grammar.id,
@@ -256,4 +311,5 @@ class Compiler:
             chain_kind_ids=self.chain_ids,
             names=tuple(names),
             multi_names=frozenset(multi),
+            trim_kind=last.kind_id if last is not None and last.implicit else None,
         )

@@ -72,6 +72,8 @@ class _Unsupported(Exception):
 def _build(pattern: Pattern) -> Plan | None:
     if pattern.is_sequence or pattern.root.meta is not None or not pattern.root.children:
         return None
+    if pattern.chain_kind_ids:
+        return None  # a `$X` may stand for a run of chain siblings: the matcher decides
     levels: list[Level] = []
     singles: list[tuple[Path, str]] = []
     leaves: list[tuple[Path, bytes]] = []
@@ -95,6 +97,8 @@ def _build(pattern: Pattern) -> Plan | None:
         return f"({p.kind} {' '.join(parts)})"
 
     def child(p: PNode, path: Path) -> str:
+        if p.implicit:
+            raise _Unsupported  # optional in code, and outside the match's range
         meta = p.meta
         if meta is not None:
             if meta.kind != SINGLE:

@@ -13,6 +13,7 @@ import textwrap
 from typing import Any
 
 from .metavars import TEMPLATE
+from .pattern import Pattern
 
 Line = tuple[str, bool]  # text, verbatim
 
@@ -103,3 +104,37 @@ def render(template: str, env: dict[str, tuple[Any, ...]], data: bytes, at: int)
     for text, verbatim in lines[1:]:
         out.append(text if verbatim or not text.strip() else base + text)
     return "\n".join(out)
+
+
+def range_problem(pattern: Pattern, start: int, end: int, first: Any) -> str:
+    """Why [start, end) is not exactly the code nodes the pattern matched, or "" (checked
+    before a rewrite replaces it: a wrong range would delete or keep code the pattern never
+    named). The range must start at the node the pattern's first node matched, of its kind, and
+    end at the end of a whole sibling (the single node itself, or before its implicit `;`)."""
+    head = pattern.nodes[0]
+    where = f"at line {first.start_point[0] + 1}"
+    if start != first.start_byte:
+        return f"{where}: the match starts at byte {start}, its first node at {first.start_byte}"
+    if head.meta is None and first.kind_id != head.kind_id:
+        return f"{where}: the match starts with a {first.type}, the pattern with a {head.kind}"
+    if not pattern.is_sequence:
+        ends = {first.end_byte}
+        kids = [c for c in first.children if not c.is_extra and c.end_byte > c.start_byte]
+        if (
+            pattern.trim_kind is not None
+            and len(kids) > 1
+            and kids[-1].kind_id == pattern.trim_kind
+        ):
+            ends = {kids[-2].end_byte}
+        if end not in ends:
+            return f"{where}: the match ends at byte {end}, not where its {first.type} ends"
+        return ""
+    node = first
+    while node is not None and node.end_byte < end:
+        node = node.next_sibling
+    if node is None or node.end_byte != end:
+        return f"{where}: the match does not end at the end of a whole node"
+    last = pattern.nodes[-1]
+    if last.meta is None and not last.implicit and node.kind_id != last.kind_id:
+        return f"{where}: the match ends with a {node.type}, the pattern with a {last.kind}"
+    return ""

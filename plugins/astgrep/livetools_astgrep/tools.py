@@ -368,6 +368,13 @@ async def ast_edit(ctx: CallContext, args: AstEditArgs) -> Result:
             "refused: the rewrite would introduce syntax errors, so nothing was staged:\n"
             f"{listed}\nAdjust the rewrite (or the pattern) and call ast_edit again"
         )
+    wrong = [r for r in rewrites if r.status == "range"]
+    if wrong:  # an internal bug, caught before it could lose code
+        listed = "\n".join(f"- {r.rel} {r.note}" for r in wrong[:10])
+        raise ToolError(
+            "refused: a match's range is not exactly the code the pattern matched, so nothing "
+            f"was staged:\n{listed}\nPlease report this pattern; narrow `path` to edit the rest"
+        )
     changed = [r for r in rewrites if r.new is not None and r.count]
     skipped = [(r.rel, line, why) for r in rewrites for line, why in r.skipped]
     not_utf8 = [r.rel for r in rewrites if r.status == "not-utf8"]

@@ -1,0 +1,137 @@
+"""The real-world corpus per tuned language, as the astgrep tests use it: pinned projects fetched
+by scripts/corpus.py (never committed), sampled deterministically so a run fits CI.
+
+Two projects need shaping: fmt ships its C++ headers as `.h` (copied as `.hpp`, so the CLI and
+we both read them as C++), and tree-sitter-dart carries Dart only inside its test corpus (each
+example becomes one `.dart` file)."""
+
+from __future__ import annotations
+
+import atexit
+import importlib.util
+import shutil
+import tempfile
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.support import REPO
+
+PROJECTS: dict[str, tuple[str, ...]] = {
+    "python": ("click",),
+    "typescript": ("rxjs",),
+    "go": ("cobra", "go-cmp"),
+    "rust": ("regex", "serde-json"),
+    "java": ("openjdk",),
+    "c": ("brotli", "lz4"),
+    "cpp": ("nlohmann-json", "fmt"),
+    "dart": ("tree-sitter-dart",),
+}
+EXTS: dict[str, tuple[str, ...]] = {
+    "python": (".py",),
+    "typescript": (".ts",),
+    "go": (".go",),
+    "rust": (".rs",),
+    "java": (".java",),
+    "c": (".c", ".h"),
+    "cpp": (".hpp", ".cpp", ".cc"),
+    "dart": (".dart",),
+}
+EXT_OF = {lang: exts[0] for lang, exts in EXTS.items()}
+# Files per language for the differential suite: enough for every pattern to find real matches,
+# few enough that the CLI and we both search them ~15 times within the CI budget.
+SAMPLE = 90
+
+
+def _scratch() -> Path:
+    path = Path(tempfile.mkdtemp(prefix="livetools-astgrep-corpus-"))
+    atexit.register(shutil.rmtree, path, True)
+    return path
+
+
+@cache
+def _corpus_module() -> Any:
+    try:
+        import tests.corpus as module  # the shared test-side API, when present
+    except ImportError:
+        spec = importlib.util.spec_from_file_location(
+            "_corpus_script", REPO / "scripts" / "corpus.py"
+        )
+        assert spec is not None and spec.loader is not None
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+    return module
+
+
+def project(name: str) -> Path:
+    """A fetched project's folder (read-only), or a skip saying how to fetch it."""
+    module = _corpus_module()
+    if hasattr(module, "corpus_project"):
+        return module.corpus_project(name)
+    folder = module.cache_dir() / name
+    if not folder.is_dir():
+        pytest.skip(
+            f"corpus project {name} not fetched: uv run python scripts/corpus.py fetch {name}"
+        )
+    return folder
+
+
+def _sample(items: list[Path], n: int) -> list[Path]:
+    """Every k-th item: deterministic, spread over the whole tree."""
+    if len(items) <= n:
+        return items
+    step = len(items) / n
+    return [items[int(i * step)] for i in range(n)]
+
+
+@cache
+def _shaped(lang: str) -> tuple[Path, ...]:
+    files: list[Path] = []
+    for name in PROJECTS[lang]:
+        root = project(name)
+        if name == "fmt":
+            target = _scratch() / "fmt"
+            target.mkdir()
+            for header in sorted(root.rglob("*.h")):
+                shutil.copyfile(header, target / (header.stem + ".hpp"))
+            root = target
+        if name == "tree-sitter-dart":
+            files += _dart_examples(root)
+            continue
+        files += sorted(p for p in root.rglob("*") if p.suffix in EXTS[lang] and p.is_file())
+    return tuple(files)
+
+
+def corpus_files(lang: str, n: int = SAMPLE) -> list[Path]:
+    """A deterministic sample of the language's corpus files (all of them when n is 0)."""
+    files = list(_shaped(lang))
+    return files if not n else _sample(files, n)
+
+
+def _dart_examples(root: Path) -> list[Path]:
+    """The Dart sources of the grammar's test corpus: the code of each `===` example (up to its
+    `---` line) as one file; the highlight tests are Dart files already."""
+    out = _scratch() / "dart"
+    out.mkdir()
+    files = sorted(root.rglob("*.dart"))
+    for txt in sorted((root / "test" / "corpus").glob("*.txt")):
+        lines = txt.read_text(encoding="utf-8").splitlines()
+        i, count = 0, 0
+        while i < len(lines):
+            if lines[i].startswith("===") and i + 2 < len(lines) and lines[i + 2].startswith("==="):
+                j = i + 3
+                body = []
+                while j < len(lines) and lines[j].strip() != "---":
+                    body.append(lines[j])
+                    j += 1
+                code = "\n".join(body).strip("\n") + "\n"
+                if code.strip():
+                    count += 1
+                    path = out / f"{txt.stem}_{count:03}.dart"
+                    path.write_text(code, encoding="utf-8")
+                    files.append(path)
+                i = j
+            i += 1
+    return [f for f in files if f.stat().st_size]
