@@ -74,10 +74,12 @@ C_MV = "\U00010000"  # ast-grep's choice for C/C++ (µ is not an identifier char
 # Tuned ladders. Brace languages try a function body first: at top level Go parses
 # `fmt.Println(x)` as a type conversion and C parses `free(p);` as a declaration, silently.
 _TS_MEMBER = r"(public|private|protected|readonly|static|abstract|declare|override)\b|#"
+_JAVA_CATCH = "class C_ {\nvoid m_() {\ntry { }\n{}\n}\n}"
 _JAVA_MEMBER = r"(public|private|protected|static|abstract|@\w)\b"
 # `void f() {`, `Future<int> f(x) async {`: a declaration, not a local function.
 _DART_DECL = r"[\w$][\w$<>?,\s]*\s+[\w$]+\s*\([^)]*\)\s*(async\s*)?(\{|=>)"
 _C_LIKE_BODY = ("void _(void) {\n{}\n}", "void _(void) {\n{};\n}")
+_C_ELSE = "void _(void) {\nif (_) ;\n{}\n}"  # `else { $$$ }`
 _TUNED: dict[str, dict[str, Any]] = {
     "python": {
         "ext": (".py", ".pyi", ".pyw"),
@@ -140,7 +142,9 @@ _TUNED: dict[str, dict[str, Any]] = {
             HOLE,
             "struct _ {\n{}\n};",
             "void _(void) {\nswitch (_) {\n{}\n}\n}",
+            _C_ELSE,
         ),
+        "prefer": ((r"else\b", _C_ELSE),),
     },
     "cpp": {
         "ext": (".cc", ".cpp", ".cxx", ".c++", ".hh", ".hpp", ".hxx", ".h++", ".ipp", ".tpp"),
@@ -150,8 +154,9 @@ _TUNED: dict[str, dict[str, Any]] = {
             HOLE,
             "class _ {\n{}\n};",
             "void _(void) {\nswitch (_) {\n{}\n}\n}",
+            _C_ELSE,
         ),
-        "prefer": ((r"(public|private|protected)\s*:", "class _ {\n{}\n};"),),
+        "prefer": ((r"(public|private|protected)\s*:", "class _ {\n{}\n};"), (r"else\b", _C_ELSE)),
         "aliases": ("c++", "cxx"),
     },
     "rust": {
@@ -176,8 +181,10 @@ _TUNED: dict[str, dict[str, Any]] = {
             "class C_ {\n{}\n}",
             HOLE,
             "class C_ {\nvoid m_() {\nswitch (x_) {\n{}\n}\n}\n}",
+            "class C_ {\n{}\nvoid m_() { }\n}",  # an annotation alone
+            _JAVA_CATCH,
         ),
-        "prefer": ((_JAVA_MEMBER, "class C_ {\n{}\n}"),),
+        "prefer": ((r"catch\b", _JAVA_CATCH), (_JAVA_MEMBER, "class C_ {\n{}\n}")),
     },
     "dart": {
         "ext": (".dart",),
@@ -188,9 +195,14 @@ _TUNED: dict[str, dict[str, Any]] = {
             HOLE,
             "class _ {\n{}\n}",
             "var _ = {};",
+            "class _ {\n{}\nvoid m_() { }\n}",  # an annotation alone
         ),
         "chain": frozenset({"selector", "type_arguments"}),
-        "prefer": ((_DART_DECL, HOLE), (_DART_DECL, "class _ {\n{}\n}")),
+        "prefer": (
+            (r"(import|export|part|library)\b", HOLE),
+            (_DART_DECL, HOLE),
+            (_DART_DECL, "class _ {\n{}\n}"),
+        ),
     },
 }
 

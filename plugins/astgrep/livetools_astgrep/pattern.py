@@ -175,6 +175,37 @@ class Compiler:
             raise PatternError("the pattern is empty; pass code with $NAME where anything goes")
         pre = metavars.preprocess(fragment, self.grammar.metavar_char)
         tried: list[str] = []
+        for text, quoted in self._variants(fragment, pre):
+            found = self._try_ladder(pattern, fragment, text, quoted, tried)
+            if found is not None:
+                return found
+        hint = metavars.lowercase_hint(fragment)
+        raise PatternError(
+            f"the pattern does not parse as {self.grammar.id} in any context{hint}; contexts "
+            f"tried: {'; '.join(tried)}. Write a complete piece of code (a statement, an "
+            "expression, a member or a declaration), with $NAME for one node and $$$NAME for "
+            "zero or more"
+        )
+
+    def _variants(self, fragment: str, pre: str) -> list[tuple[str, str]]:
+        """The fragment as written, then with one `$NAME` at a time written as a string literal
+        (`import $X from $M`: the grammar wants a string there); the quoted text is recognised
+        as that metavariable again."""
+        out = [(pre, "")]
+        c = self.grammar.metavar_char
+        for m in metavars.TEMPLATE.finditer(fragment):
+            if m.group(0).startswith("$$"):
+                continue
+            name = m.group(0).replace("$", c)
+            quoted = f'"{name}"'
+            before, after = fragment[: m.start()], fragment[m.end() :]
+            text = metavars.preprocess(before, c) + quoted + metavars.preprocess(after, c)
+            out.append((text, quoted))
+        return out
+
+    def _try_ladder(
+        self, pattern: str, fragment: str, pre: str, quoted: str, tried: list[str]
+    ) -> Pattern | None:
         parser = self.loaded.parser()
         for context in self.grammar.ladder(fragment):
             source, start, end = _place(context, pre)
@@ -184,16 +215,18 @@ class Compiler:
             label = context_label(context)
             fatal = [p for p in _problems(root) if not self._after_metavar(p)]
             if fatal:
-                bad = fatal[0]
-                where = _line_of(data, bad.start_byte).replace(self.grammar.metavar_char, "$")
-                what = "missing " + bad.type if bad.is_missing else "error"
-                tried.append(f"{label}: {what} at {where!r}")
+                if not quoted:
+                    bad = fatal[0]
+                    where = _line_of(data, bad.start_byte).replace(self.grammar.metavar_char, "$")
+                    what = "missing " + bad.type if bad.is_missing else "error"
+                    tried.append(f"{label}: {what} at {where!r}")
                 continue
             located = _locate(root, start, end)
             if isinstance(located, str):
-                tried.append(f"{label}: {located}")
+                if not quoted:
+                    tried.append(f"{label}: {located}")
                 continue
-            nodes = tuple(self._build(n, end) for n in located)
+            nodes = tuple(self._build(n, end, quoted) for n in located)
             self._check_whole_metavars(pattern, nodes)
             if len(nodes) == 1 and nodes[0].meta and nodes[0].meta.kind == metavars.MULTI:
                 raise PatternError(
@@ -201,13 +234,7 @@ class Compiler:
                     "would match every run of nodes; add code around it"
                 )
             return self._finish(fragment, context, nodes)
-        hint = metavars.lowercase_hint(fragment)
-        raise PatternError(
-            f"the pattern does not parse as {self.grammar.id} in any context{hint}; contexts "
-            f"tried: {'; '.join(tried)}. Write a complete piece of code (a statement, an "
-            "expression, a member or a declaration), with $NAME for one node and $$$NAME for "
-            "zero or more"
-        )
+        return None
 
     def _check_whole_metavars(self, pattern: str, nodes: tuple[PNode, ...]) -> None:
         """Refuse a metavariable that is part of one token (`<$H>`, `"Hello $W"`, `on$EVENT`):
@@ -250,14 +277,17 @@ class Compiler:
         # Not after `$X`: `return $X` then ends before the code's `;` (the `{};` context).
         return meta is not None and meta.kind == metavars.MULTI
 
-    def _build(self, node: Any, end: int) -> PNode:
-        """The skeleton of `node`; a child after the fragment's `end` came from the context."""
+    def _build(self, node: Any, end: int, quoted: str = "") -> PNode:
+        """The skeleton of `node`; a child after the fragment's `end` came from the context;
+        `quoted` is a metavariable written as a string (see `_variants`)."""
         text = node.text.decode("utf-8", "replace")
+        if quoted and text == quoted:
+            text = text[1:-1]
         meta = metavars.parse(text, self.detect)
         if meta is not None:
             return PNode(node.kind_id, node.type, node.is_named, None, (), meta)
         kids = tuple(
-            self._build(c, end)
+            self._build(c, end, quoted)
             for c in node.children
             if c.end_byte > c.start_byte
             and (not c.is_extra or (c.is_error and self._is_metavar(c)))
