@@ -302,9 +302,11 @@ exclusions, e.g. read,exec,-lsp_rename. LIVETOOLS_SURFACE (set for workers) is a
 --surface lifts; in a worker (LIVETOOLS_WORKER=1) an unset ceiling means readonly."""
 
 OPTIONS = """run options (--option KEY=VALUE, repeatable; VALUE is JSON when it parses, else a
-string; a dotted KEY nests): debug_ttl=1800, debug_wait=..., eval_idle_timeout=...,
-eval=false, lsp=false, lsp.request_timeout=10, call_timeouts.eval=60, ask_expiry=600,
-vibe_config=PATH. Unknown keys are ignored by every plugin."""
+string; a dotted KEY nests), with their defaults in seconds:
+  debug_ttl=1800  debug_wait=10  debug_launch_wait=30  eval_idle_timeout=300
+  eval_interrupt_grace=3  ask_expiry=600  lsp.request_timeout=30  lsp.init_timeout=45
+  call_timeouts.TOOL=SECONDS  eval=false  lsp=false (turn a family off)  vibe_config=PATH
+Keys no plugin reads are ignored."""
 
 CALL_HELP = """ARGS_JSON is one JSON object of the tool's arguments, as `livetools tools --format
 json` lists them under "parameters", e.g. '{"pattern": "print($A)", "path": "src"}'
@@ -314,8 +316,9 @@ json` lists them under "parameters", e.g. '{"pattern": "print($A)", "path": "src
 SESSION_HELP = """protocol (JSON lines; one run for the whole session):
   in:   {"tool": NAME, "args": {...}, "id": ANY}        (args and id optional)
   out:  {"ok": bool, "text": str, "data": any, "images": [...], "id": ANY}
-Every input line gets exactly one output line; a bad line gets {"ok": false, "text": "bad
-input line: ..."} and the session goes on. The session also offers write(path, content) and
+Every input line gets exactly one output line (blank lines are ignored); a bad line gets
+{"ok": false, "text": "bad input line: ..."} and the session goes on. Lone surrogates become
+U+FFFD on the way in and out. The session also offers write(path, content) and
 edit(path, old, new), with diagnostics on write.
 ask_user: the session emits {"event": "question", "number": N, "card": ..., "options": ...};
 answer with one line {"choices": ["label"]}, {"text": "..."}, {"reply": "1,3"} or
