@@ -310,3 +310,22 @@ def test_help_is_complete(command):
         assert "question_error" in text and "refused, not queued" in text
     if command == "serve":
         assert "-32700" in text and "livetools/data" in text
+
+
+async def test_tools_serve_reproduces_the_budget_figure(tmp_path, monkeypatch):
+    """`livetools tools --serve --vibe --format mcp` prints exactly the tool set whose size the
+    README quotes and test_schema_budget bounds: every family, vibe on, a human, write/edit."""
+    from livetools import Host, Ports
+    from livetools.faces import harness
+    from tests.core.test_schema_budget import FAMILIES, no_answer
+
+    env = {"LIVETOOLS_PLUGINS": FAMILIES}
+    out = livetools("tools", "--serve", "--vibe", "--format", "mcp", "--root", str(tmp_path), **env)
+    assert out.returncode == 0, out.stderr
+    monkeypatch.setenv("LIVETOOLS_PLUGINS", FAMILIES)
+    host = Host(plugins=[(harness.PLUGIN_NAME, harness)])
+    ports = Ports(question=no_answer, target_space="test")
+    async with host.open_run(tmp_path, ports=ports, options={"vibe": True}) as run:
+        expected = run.schemas("agent", format="mcp")
+    assert json.loads(out.stdout) == expected
+    assert len(out.stdout.strip()) == len(json.dumps(expected, separators=(",", ":")))
