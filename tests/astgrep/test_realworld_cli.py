@@ -1,0 +1,107 @@
+"""The differential suite (issue 13 §6): patterns agents type (agent_patterns.py), run by us and
+by the ast-grep CLI on the real-world corpus of every tuned language. A pattern agrees when both
+find the same file + byte ranges (a CLI match that only adds the `;` the pattern did not write
+counts as the same: we end before it, docs/ast-grep.md). Every pattern that may differ is in
+KNOWN with its reason, the same list docs/ast-grep.md gives; every other one must agree. The
+table is printed at the end of the run (conftest.py)."""
+
+from __future__ import annotations
+
+import pytest
+
+from livetools_astgrep.pattern import PatternError
+from tests.astgrep.agent_patterns import PATTERNS
+from tests.astgrep.oracle import Span, cli, ours, text_of
+from tests.astgrep.realworld import corpus_files
+
+TRAILING = "the CLI skips trailing children (else branches, more clauses, a class body)"
+CONTEXT = "the CLI parses the fragment at top level, where it is not a call or statement"
+ALONE = "the CLI finds nothing: the fragment does not parse alone; we parse it in a context"
+KNOWN: dict[tuple[str, str], str] = {
+    ("typescript", "export * from $M"): ALONE,
+    ("java", "catch (IOException $E) { $$$ }"): ALONE,
+    ("c", "else { $$$ }"): ALONE,
+    ("python", "raise $E($$$)"): TRAILING + ": `raise E() from e`",
+    ("python", "try: $$$B\nexcept $E: $$$H"): TRAILING,
+    ("typescript", "if ($C) { $$$B }"): TRAILING,
+    ("go", "case $X:"): TRAILING + "; write `case $X: $$$B` for a case with a body",
+    ("go", "fmt.Errorf($$$)"): CONTEXT + " (a type conversion, ast-grep #646)",
+    ("go", "t.Errorf($$$)"): CONTEXT + " (a type conversion, ast-grep #646)",
+    ("rust", "pub fn $F($$$P) -> $R { $$$B }"): TRAILING + ": `pub` matches `pub(crate)`",
+    ("java", "new $C($$$)"): TRAILING + ": an anonymous class body",
+    ("java", "if ($C) { $$$B }"): TRAILING,
+    ("c", "$F($$$A)"): CONTEXT + " (a macro type specifier)",
+    ("c", "memcpy($$$A)"): CONTEXT + " (a macro type specifier)",
+    ("c", "if ($C) { $$$B }"): TRAILING + "; and a comment before `{` is trivia for us",
+    ("cpp", "std::move($X)"): CONTEXT + " (a declaration)",
+    ("cpp", "if ($C) { $$$B }"): TRAILING + "; and a comment before `{` is trivia for us",
+    ("cpp", "public:"): "the CLI reads `public:` as a label; we read the access specifier",
+    ("cpp", "$F($$$A)"): "not yet explained: < 1% of matches, in macro-heavy headers",
+    ("cpp", "return $X"): "not yet explained: 3 of 2,119, a template call in the value",
+    ("cpp", "return $X;"): "not yet explained: 3 of 2,119, a template call in the value",
+    ("cpp", "template <$$$P> $D"): "not yet explained: < 1% of matches",
+    ("cpp", "static_cast<$T>($X)"): "not yet explained: 1 of 737",
+    ("cpp", "noexcept"): "not yet explained: 1 of 15",
+    ("cpp", "$A == $B"): "the CLI matches `operator==(...)` declarations",
+    ("dart", "$F($$$A)"): CONTEXT + " (a function signature, ast-grep #1523)",
+    ("dart", "$X.$M($$$A)"): CONTEXT + " (a function signature, ast-grep #1523)",
+    ("dart", "return $X"): "the CLI matches a bare `return` token; we match the statement",
+    ("dart", "await $X"): "the CLI matches a bare `await` token; we match the expression",
+    ("dart", "if ($C) { $$$ }"): CONTEXT,
+    ("dart", "void $M($$$P) { $$$B }"): "we also match local functions inside bodies",
+    ("dart", "final $X = $Y;"): "not yet explained: the grammar's test corpus, 4 files",
+    ("dart", "var $X = $Y;"): "not yet explained: the grammar's test corpus",
+    ("dart", "class $C extends $B { $$$ }"): "not yet explained: the CLI matches `abstract class`",
+}
+
+_ROWS: dict[str, list[tuple[str, int, int, int, bool]]] = {}
+
+
+def _same(mine: set[Span], theirs: set[Span]) -> set[Span]:
+    """The CLI's spans, with a trailing `;` we leave out (pattern without `;`) taken off."""
+    out = set()
+    for span in theirs:
+        path, start, end = span
+        if span not in mine and (path, start, end - 1) in mine and text_of(span).endswith(";"):
+            span = (path, start, end - 1)
+        out.add(span)
+    return out
+
+
+def agreement_table() -> str:
+    if not _ROWS:
+        return ""
+    head = f"{'language':11} {'patterns':>8} {'agree':>6} {'differ':>6}  matches ours/CLI/both"
+    lines = [head]
+    for lang, rows in _ROWS.items():
+        agree = sum(1 for r in rows if r[4])
+        known = sum(1 for r in rows if not r[4])
+        o, c, b = sum(r[1] for r in rows), sum(r[2] for r in rows), sum(r[3] for r in rows)
+        lines.append(f"{lang:11} {len(rows):>8} {agree:>6} {known:>6}  {o}/{c}/{b}")
+    return "\n".join(lines)
+
+
+@pytest.mark.realworld
+@pytest.mark.parametrize("lang", sorted(PATTERNS))
+def test_agent_patterns_agree_with_the_cli(lang):
+    files = corpus_files(lang)
+    rows = _ROWS.setdefault(lang, [])
+    rows.clear()
+    problems = []
+    for pattern in PATTERNS[lang]:
+        theirs = cli(lang, pattern, files)
+        try:
+            mine = ours(lang, pattern, files)
+        except PatternError as exc:
+            if theirs and (lang, pattern) not in KNOWN:
+                problems.append(f"{pattern!r}: refused ({str(exc)[:120]}), CLI {len(theirs)}")
+            rows.append((pattern, 0, len(theirs), 0, not theirs))
+            continue
+        theirs = _same(mine, theirs)
+        agree = mine == theirs
+        rows.append((pattern, len(mine), len(theirs), len(mine & theirs), agree))
+        if not agree and (lang, pattern) not in KNOWN:
+            only_cli = [text_of(s)[:80] for s in sorted(theirs - mine)[:2]]
+            only_ours = [text_of(s)[:80] for s in sorted(mine - theirs)[:2]]
+            problems.append(f"{pattern!r}: CLI only {only_cli}; ours only {only_ours}")
+    assert not problems, "\n".join(problems)
