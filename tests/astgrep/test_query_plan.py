@@ -5,6 +5,7 @@ on real code, for the patterns it compiles and for the cases its checks hand bac
 from __future__ import annotations
 
 from pathlib import Path
+from typing import cast
 
 import pytest
 
@@ -119,7 +120,7 @@ def test_bindings_of_a_bracketed_run(tmp_path):
     path.write_text(EDGES)
     p = compile_pattern("python", "$F($$$ARGS)")
     found = _ENGINE.search(jobs_for([path]), p, grammars()["python"].loader, 0)
-    args = [m["bindings"]["ARGS"] for m in found[0].matches]
+    args = [cast(dict, m["bindings"])["ARGS"] for m in found[0].matches]
     # comments at the edges are not part of the run; a trailing comma is not either
     assert args[:7] == ["a, # between\n  b", "a", "a", "a", "", "y", "x"]  # g(x)(y): outer first
 
