@@ -120,6 +120,10 @@ async def test_a_timed_out_pool_search_kills_its_workers_and_the_next_call_runs(
     async with host().open_run(root, options=options) as run:
         res = run.resources["astgrep"]
         assert isinstance(res, AstGrepResource)
+        # Workers up first, so the long search runs in them (not in this process meanwhile).
+        first = {"pattern": "$F($$$A)", "path": "gen/m0000.py", "max_results": 0}
+        warm = await call(run, "ast_grep", first)
+        assert not warm.is_error and res._pool_ready(), warm.text
         timed_out = await call(run, "ast_grep", {"pattern": "$F($$$A)", "max_results": 0})
         assert timed_out.is_error and "timed out" in timed_out.text
         pool = res._pool

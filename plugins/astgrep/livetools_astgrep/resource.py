@@ -30,6 +30,7 @@ T = TypeVar("T")
 PATTERN_CACHE = 256
 WARM_POOL_BYTES = 64 * 1024  # once the workers run (caches warm), they take all but tiny jobs
 HEAD_BYTES = 512 * 1024  # a limited search tries this much in-process before starting workers
+SLICE_BYTES = 128 * 1024  # searched in-process at a time while the workers start
 
 
 def prefilter(
@@ -222,7 +223,11 @@ class AstGrepResource(Resource):
                     grammar.id, pattern, dropped + outcomes, len(jobs), len(dropped) + searched
                 )
             kept, limit = kept[head:], limit - found
-        if self._use_pool(grammar, kept):
+        elif self._use_pool(grammar, kept) and not self._pool_ready():
+            outcomes = await self._while_pool_starts(grammar, pattern, kept)
+            searched = len(outcomes)
+            kept = kept[searched:]
+        if kept and self._use_pool(grammar, kept):
             more, count = await (await self.pool()).search(kept, pattern, grammar.loader, limit)
         else:
             more = await self._inline_search(grammar, pattern, kept, limit)
@@ -230,6 +235,25 @@ class AstGrepResource(Resource):
         outcomes += more
         searched += count
         return Searched(grammar.id, pattern, dropped + outcomes, len(jobs), len(dropped) + searched)
+
+    async def _while_pool_starts(
+        self, grammar: Grammar, pattern: Pattern, jobs: list[FileJob]
+    ) -> list[FileOutcome]:
+        """Search slices of `jobs` in this process while the workers start (a worker takes
+        0.1-0.3 s to import and load its grammar); the outcomes of the prefix searched."""
+        starting = asyncio.ensure_future(self._start_pool())
+        # If this call is cancelled meanwhile, the start goes on (the run closes the workers);
+        # its failure is then retrieved here rather than logged as never retrieved.
+        starting.add_done_callback(lambda t: t.cancelled() or t.exception())
+        done: list[FileOutcome] = []
+        while len(done) < len(jobs) and not starting.done():
+            rest = jobs[len(done) :]
+            done += await self._inline_search(grammar, pattern, rest[: _head(rest, SLICE_BYTES)], 0)
+        await starting  # a pool that cannot start says so
+        return done
+
+    async def _start_pool(self) -> None:
+        await (await self.pool()).ensure()
 
     def _pool_ready(self) -> bool:
         return self._pool is not None and bool(self._pool.workers)
