@@ -347,3 +347,19 @@ def test_every_line_gets_one_answer_and_none_kills_the_server(tmp_path: Path) ->
     assert by_id[15]["result"]["content"][0]["text"] == "nul\u0000byte"
     assert by_id[16]["result"]["content"][0]["text"] == "still here"
     assert set(by_id) == {1, 10, 11, 12, 13, 14, 15, 16}
+
+
+def test_client_closing_stdout_ends_the_server_quietly(tmp_path: Path) -> None:
+    proc = start_raw(tmp_path)
+    assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None
+    proc.stdout.close()  # the client stops reading before the first answer
+    try:
+        proc.stdin.write(json.dumps(INITIALIZE) + "\n")
+        proc.stdin.flush()
+        rc = proc.wait(timeout=WAIT)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert rc == 0
+    assert "Traceback" not in proc.stderr.read()

@@ -121,10 +121,19 @@ async def stdio_transport() -> AsyncIterator[
         stdout.write(data)
         stdout.flush()
 
+    gone = anyio.Event()
+
     async def write(text: str) -> None:
+        if gone.is_set():
+            return
         data = (text + "\n").encode("utf-8", "replace")
         async with lock:
-            await anyio.to_thread.run_sync(write_sync, data)
+            try:
+                await anyio.to_thread.run_sync(write_sync, data)
+            except (OSError, ValueError):  # the client closed its end: stop serving, quietly
+                log.info("the client closed stdout; stopping")
+                gone.set()
+                tasks.cancel_scope.cancel()
 
     read_writer, read_stream = create_context_streams[SessionMessage | Exception](0)
     write_stream, write_reader = create_context_streams[SessionMessage](0)
