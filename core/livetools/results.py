@@ -31,13 +31,14 @@ class Result:
         return cls(text=text, data=data, is_error=True)
 
     def to_json(self) -> dict[str, Any]:
-        """The `--json` / session-line shape shared by the CLI faces."""
+        """The `--json` / session-line shape shared by the CLI faces (written with `json_line`,
+        which makes it plain JSON that encodes)."""
         import base64
 
         return {
             "ok": not self.is_error,
-            "text": scrub(self.text),
-            "data": plain_json(self.data),
+            "text": self.text,
+            "data": self.data,
             "images": [
                 {"mime": "image/png", "base64": base64.b64encode(png).decode("ascii")}
                 for png in self.images
