@@ -27,11 +27,12 @@ from typing import Any
 
 import pytest
 
-from livetools import Host
+from livetools import Host, Ports
 from livetools.faces import harness
+from livetools.questions import Answer, Question
 from tests.support import plugin_env
 
-FAMILIES = "lsp,astgrep,debug,eval,vibe"
+FAMILIES = "lsp,astgrep,debug,eval,vibe,ask"
 SEED = 20261202
 API_CALLS = 3000
 SESSION_CALLS = 1500
@@ -323,13 +324,20 @@ def only_fuzzed_families(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("LIVETOOLS_PLUGINS", FAMILIES)
 
 
+async def skip_every_question(question: Question) -> Answer:
+    return Answer(skipped=True)
+
+
 async def test_fuzz_python_api(tmp_path: Path) -> None:
     root = project(tmp_path)
     tally = Tally("api")
     host = Host(plugins=[(harness.PLUGIN_NAME, harness)])
     start = time.monotonic()
-    async with host.open_run(root, options={"vibe": True}) as run:
-        schemas = [s for s in run.schemas("agent", "json") if s["name"] not in SKIPPED_TOOLS]
+    # A human who skips every question at once, so ask_user's arguments get fuzzed too.
+    ports = Ports(question=skip_every_question, target_space="fuzz")
+    async with host.open_run(root, ports=ports, options={"vibe": True}) as run:
+        skipped = SKIPPED_TOOLS - {"ask_user"}
+        schemas = [s for s in run.schemas("agent", "json") if s["name"] not in skipped]
         calls = list(generated(SEED, schemas, API_CALLS))
         for batch in range(0, len(calls), 8):
             chunk = calls[batch : batch + 8]
