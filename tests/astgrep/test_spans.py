@@ -231,3 +231,39 @@ def _assert_only_ranges_changed(
         pos, prev = at + len(between), end
     tail = old[prev:]
     assert new.endswith(tail) and len(new) - len(tail) >= pos, f"{name}: the end changed"
+
+
+def test_dart_seed_examples(tmp_path):
+    """§2: the seed's Dart example works as written and with `;`; `$X` binds `a.b`, a call and
+    a generic type that the grammar stores as sibling runs."""
+    code = (
+        "class A extends Base<String> {\n  void f() {\n    final y = compute(x);\n"
+        "    if (a.b != null) a.b.dispose();\n    if (c != null) c.dispose();\n  }\n"
+        "  int g() { return f(x); }\n}\n"
+    )
+    found = ours_in_code("dart", "if ($X != null) $X.dispose()", code, tmp_path, ".dart")
+    assert found == ["if (a.b != null) a.b.dispose()", "if (c != null) c.dispose()"]
+    found = ours_in_code("dart", "if ($X != null) $X.dispose();", code, tmp_path, ".dart")
+    assert found == ["if (a.b != null) a.b.dispose();", "if (c != null) c.dispose();"]
+    assert ours_in_code("dart", "return $X;", code, tmp_path, ".dart") == ["return f(x);"]
+    assert ours_in_code("dart", "final $X = $Y;", code, tmp_path, ".dart") == [
+        "final y = compute(x);"
+    ]
+    assert len(ours_in_code("dart", "class $C extends $B { $$$ }", code, tmp_path, ".dart")) == 1
+
+
+JAVA_CATCH = "class A { void f() { try { g(); } catch (IOException e) { h(); } } }\n"
+NOT_REFUSED = [
+    ("typescript", "import $X from $M", "import a from 'b';\nlet x = 1;\n", ["import a from 'b';"]),
+    ("java", "@Override", "class A {\n  @Override\n  String s() { return s; }\n}\n", ["@Override"]),
+    ("dart", "@override", "class A {\n  @override\n  void f() {}\n}\n", ["@override"]),
+    ("python", "@click.command()", "@click.command()\ndef f():\n    pass\n", ["@click.command()"]),
+    ("java", "catch (IOException $E) { $$$ }", JAVA_CATCH, ["catch (IOException e) { h(); }"]),
+    ("c", "else { $$$ }", "void f(void) { if (a) { b(); } else { c(); } }\n", ["else { c(); }"]),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("lang", "pattern", "code", "want"), NOT_REFUSED)
+def test_patterns_agents_type_are_not_refused(tmp_path, lang, pattern, code, want):
+    """§3: what the CLI matches (or what is plainly code) compiles and finds its code."""
+    assert ours_in_code(lang, pattern, code, tmp_path, EXT_OF[lang]) == want

@@ -21,7 +21,7 @@ from typing import Any
 
 from . import query_plan, rewrite
 from .languages import Loaded, load
-from .matcher import BudgetExceeded, Env, Found, Matcher, outer_first, significant
+from .matcher import BudgetExceeded, Env, Found, Matcher, outer_first, trimmed_end
 from .pattern import Pattern
 from .reading import read_regular
 
@@ -357,16 +357,9 @@ def find(
     found = _find(tree, data, pattern, loaded, ends_only)
     if pattern.trim_kind is None:
         return found
-    return (_trimmed(f, pattern.trim_kind) for f in found)
-
-
-def _trimmed(found: Found, kind_id: int) -> Found:
-    """A match of a statement whose `;` the context supplied ends before the code's `;`."""
-    start, end, node, env = found
-    cs = significant(node)
-    if len(cs) > 1 and cs[-1].kind_id == kind_id:
-        end = cs[-2].end_byte
-    return start, end, node, env
+    root = pattern.root
+    # A statement whose `;` the context supplied ends before the code's `;`.
+    return ((s, trimmed_end(root, n), n, env) for s, _, n, env in found)
 
 
 def _find(

@@ -379,3 +379,19 @@ def _separator_before_multi(ps: tuple[PNode, ...], pi: int) -> bool:
         return False
     nxt = ps[pi + 1].meta
     return nxt is not None and nxt.kind == MULTI
+
+
+def trimmed_end(root: PNode, node: Any) -> int:
+    """Where a match of `root` at `node` ends: before the code's `;` where the pattern's
+    `;` is implicit (the context's, see PNode.implicit), also inside its last child."""
+    p, n = root, node
+    while p.children and not p.implicit:
+        cs = significant(n)
+        if not cs:
+            return node.end_byte
+        if p.children[-1].implicit:
+            if len(cs) > 1 and cs[-1].kind_id == p.children[-1].kind_id:
+                return cs[-2].end_byte
+            return node.end_byte
+        p, n = p.children[-1], cs[-1]
+    return node.end_byte

@@ -129,18 +129,15 @@ def _locate(root: Any, start: int, end: int) -> list[Any] | str:
     kids = [c for c in node.children if not c.is_extra and c.end_byte > c.start_byte]
     inside = [c for c in kids if c.start_byte >= start and c.end_byte <= end]
     cut = [c for c in kids if c.start_byte < end and c.end_byte > start and c not in inside]
-    if not inside or cut or inside[0].start_byte != start or inside[-1].end_byte != end:
-        return f"the pattern is part of a larger {node.type} here"
-    after = [c for c in kids if c.start_byte >= end]
     if (
         node.start_byte == start
         and node.type != "expression_statement"
         and node.parent is not None
-        and all(not c.is_named for c in after)
-        and len(inside) + len(after) == len(kids)
-        and (after or not node.text[end - start :].strip())
+        and _only_terminators_after(node, end)
     ):
         return [node]  # the statement with the context's terminator (see `_build`)
+    if not inside or cut or inside[0].start_byte != start or inside[-1].end_byte != end:
+        return f"the pattern is part of a larger {node.type} here"
     # A separator the container holds after the fragment (`;` after a class field, the
     # context's `;` after an expression statement) is not part of the shape. Leading tokens
     # are: `throw`, `return`, `#include` are what the pattern says.
@@ -150,6 +147,25 @@ def _locate(root: Any, start: int, end: int) -> list[Any] | str:
 
 
 _SEPARATORS = frozenset({";", ","})
+
+
+def _only_terminators_after(node: Any, end: int) -> bool:
+    """Whether all of `node` after byte `end` is unnamed tokens or whitespace (the `;` a
+    context added), also inside the last child that `end` cuts (`if (c) x.f()` + `;`)."""
+    kids = [c for c in node.children if not c.is_extra and c.end_byte > c.start_byte]
+    for c in kids:
+        if c.end_byte <= end:
+            continue
+        if c.start_byte >= end:
+            if c.is_named:
+                return False
+        elif not _only_terminators_after(c, end):
+            return False
+    return (
+        not kids
+        or kids[-1].end_byte > end
+        or not node.text[kids[-1].end_byte - node.start_byte :].strip()
+    )
 
 
 def _echo(text: str, cap: int = 200) -> str:
@@ -330,7 +346,9 @@ class Compiler:
                 tokens.add(p.text)
             stack.extend(reversed(p.children))
         ordered = tuple(sorted(tokens, key=lambda t: (-len(t), t)))
-        last = nodes[0].children[-1] if len(nodes) == 1 and nodes[0].children else None
+        last = nodes[0] if len(nodes) == 1 else None
+        while last is not None and last.children and not last.implicit:
+            last = last.children[-1]
         return Pattern(
             source=fragment,
             grammar=self.grammar.id,

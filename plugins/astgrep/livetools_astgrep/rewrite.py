@@ -12,6 +12,7 @@ from __future__ import annotations
 import textwrap
 from typing import Any
 
+from .matcher import trimmed_end
 from .metavars import TEMPLATE
 from .pattern import Pattern
 
@@ -118,14 +119,7 @@ def range_problem(pattern: Pattern, start: int, end: int, first: Any) -> str:
     if head.meta is None and first.kind_id != head.kind_id:
         return f"{where}: the match starts with a {first.type}, the pattern with a {head.kind}"
     if not pattern.is_sequence:
-        ends = {first.end_byte}
-        kids = [c for c in first.children if not c.is_extra and c.end_byte > c.start_byte]
-        if (
-            pattern.trim_kind is not None
-            and len(kids) > 1
-            and kids[-1].kind_id == pattern.trim_kind
-        ):
-            ends = {kids[-2].end_byte}
+        ends = {trimmed_end(pattern.root, first)}
         if end not in ends:
             return f"{where}: the match ends at byte {end}, not where its {first.type} ends"
         return ""
