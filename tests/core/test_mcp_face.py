@@ -343,6 +343,7 @@ def test_every_line_gets_one_answer_and_none_kills_the_server(tmp_path: Path) ->
     assert by_id[11]["result"]["content"][0]["text"] == "\ufffd"
     assert by_id[12]["error"]["code"] == -32600
     assert by_id[13]["error"]["code"] == -32602
+    assert "params.arguments must be an object, not list" in by_id[13]["error"]["message"]
     assert by_id[14]["result"]["content"][0]["text"].startswith("[[[")
     assert by_id[15]["result"]["content"][0]["text"] == "nul\u0000byte"
     assert by_id[16]["result"]["content"][0]["text"] == "still here"

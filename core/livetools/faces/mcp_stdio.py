@@ -54,6 +54,22 @@ def _request_id(obj: Any) -> Any:
     return None
 
 
+def _call_params_problem(obj: Any) -> str | None:
+    """What is wrong with a `tools/call`'s params, in words (the SDK's -32602 names nothing)."""
+    if not isinstance(obj, dict) or obj.get("method") != "tools/call" or "id" not in obj:
+        return None
+    params = obj.get("params")
+    shape = 'expected {"name": TOOL, "arguments": {...}}'
+    if not isinstance(params, dict):
+        return f"Invalid params: params must be an object; {shape}"
+    if not isinstance(params.get("name"), str):
+        return f"Invalid params: params.name must be a tool name; {shape}"
+    arguments = params.get("arguments")
+    if arguments is not None and not isinstance(arguments, dict):
+        return f"Invalid params: params.arguments must be an object, not {type(arguments).__name__}"
+    return None
+
+
 def triage(line: str) -> tuple[Any, dict[str, Any] | None]:
     """(the JSON-RPC message to hand the SDK, or None; the error answer to write, or None)."""
     import mcp_types as types
@@ -72,6 +88,9 @@ def triage(line: str) -> tuple[Any, dict[str, Any] | None]:
         return None, error_response(
             types.PARSE_ERROR, f"Parse error: {exc}; the line began {text[:ECHO_LIMIT]!r}"
         )
+    problem = _call_params_problem(obj)
+    if problem is not None:
+        return None, error_response(types.INVALID_PARAMS, problem, _request_id(obj))
     try:
         return types.jsonrpc_message_adapter.validate_python(obj, by_name=False), None
     except (ValidationError, RecursionError) as exc:
