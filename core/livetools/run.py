@@ -14,10 +14,10 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
-from .files.paths import resolve_path
+from .files.paths import resolve_path, shown
 from .ports import ApprovalRequest, Ports
 from .resources import Resource
-from .results import Result, ToolError
+from .results import Result, ToolError, cap_value
 from .tiers import Surface, Tier
 from .tools import CallContext, DuplicateToolError, Registry, Tool
 
@@ -199,26 +199,46 @@ class Run:
             return Result.error("this run is closed; open a new run")
         try:
             s = self.host.surface(surface)
-        except KeyError as exc:
-            return usage_error(str(exc.args[0]))
-        tool = self.registry.get(name)
+        except (KeyError, TypeError) as exc:
+            return usage_error(str(exc.args[0]) if exc.args else f"unknown surface {surface!r:.80}")
+        tool = self.registry.get(name) if isinstance(name, str) else None
         if tool is None or not self._live(tool) or not s.admits(tool.name, tool.tier):
             names = ", ".join(t.name for t in self.tools(s)) or "none"
-            return usage_error(f'unknown tool "{name}" on surface "{s.name}"; tools here: {names}')
+            shown_name = name[:80] if isinstance(name, str) else shown(name, 80)
+            return usage_error(
+                f'unknown tool "{shown_name}" on surface "{s.name}"; tools here: {names}'
+            )
         args = args if args is not None else {}
+        fields = ", ".join(tool.args.model_fields) or "none"
+        if not isinstance(args, dict):
+            return usage_error(
+                f"arguments for {tool.name} must be an object of named fields ({fields}); "
+                f"got {_json_kind(args)} {shown(args, 80)}"
+            )
+        problem = _unencodable(args)
+        if problem:
+            return usage_error(f"invalid arguments for {tool.name}: {problem}")
         unknown = _unknown_arguments(tool, args)
         if unknown:
             return usage_error(
-                f"unknown argument {', '.join(map(repr, unknown))} for {tool.name}; "
-                f"arguments: {', '.join(tool.args.model_fields) or 'none'}"
+                f"unknown argument {', '.join(shown(k, 80) for k in unknown)} for {tool.name}; "
+                f"arguments: {fields}"
             )
         try:
             model = tool.args.model_validate(args)
         except ValidationError as exc:
             return usage_error(format_validation_error(tool, exc))
         if tool.tier is not Tier.READ and self.ports.approve is not None:
-            request = ApprovalRequest(tool.name, tool.tier, dict(args or {}), s.name)
-            if not await maybe_await(self.ports.approve(request)):
+            request = ApprovalRequest(tool.name, tool.tier, dict(args), s.name)
+            try:
+                approved = await maybe_await(self.ports.approve(request))
+            except Exception as exc:  # fail closed: an approver that breaks is a refusal
+                return Result.error(
+                    f"approval failed: {type(exc).__name__}: {shown(str(exc))}; nothing was "
+                    f"done. The {tool.name} call was refused; tell the operator their approval "
+                    "step is failing"
+                )
+            if not approved:
                 return Result.error(
                     f"the operator declined this {tool.name} call; nothing was done. "
                     "Ask what they want instead, or try a different approach."
@@ -260,8 +280,10 @@ class Run:
             if self._closed:
                 return Result.error("the run was closed while this call was in progress")
             raise
-        except Exception as exc:
-            return Result.error(f"{tool.name} failed: {type(exc).__name__}: {exc}")
+        except Exception as exc:  # a bug of the tool: worded for a report, root not shown
+            detail = str(exc).replace(str(self.root.resolve()), ".").replace(str(self.root), ".")
+            detail = cap_value(detail, 300)
+            return Result.error(f"{tool.name} failed: {type(exc).__name__}: {detail}")
         finally:
             if task is not None:
                 self._inflight.discard(task)
@@ -343,12 +365,55 @@ async def _close_bounded(resource: Resource, problems: list[str]) -> None:
         problems.append(f"closing {resource.key} failed: {type(exc).__name__}: {exc}")
 
 
-def _unknown_arguments(tool: Tool, args: dict[str, Any]) -> list[str]:
+def _unknown_arguments(tool: Tool, args: dict[Any, Any]) -> list[str]:
     """A misspelled argument would otherwise be dropped silently and the call run with a default."""
     known = _argument_names(tool.args)
     if known is None:
         return []
-    return sorted(k for k in args if k not in known)
+    return sorted(str(k) for k in args if k not in known)
+
+
+def _inner(where: str, step: str) -> str:
+    """The location one level down, kept short however deep the value is nested."""
+    return where + step if len(where) < 120 else where if where.endswith("…") else where + "…"
+
+
+def _json_kind(value: object) -> str:
+    if isinstance(value, list | tuple):
+        return "an array"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, bool | int | float):
+        return "a number" if not isinstance(value, bool) else "a boolean"
+    return f"a {type(value).__name__}"
+
+
+def _unencodable(args: dict[Any, Any], limit: int = 100_000) -> str | None:
+    """Where the arguments hold a string UTF-8 cannot encode (a lone surrogate, legal in JSON
+    text), named by its field; None when there is none. Iterative and bounded: the arguments
+    may be nested far past the recursion limit, and pydantic words the rest."""
+    stack: list[tuple[str, Any]] = [(str(k), v) for k, v in reversed(args.items())]
+    stack += [(f"argument name {shown(k, 40)}", k) for k in args if isinstance(k, str)]
+    seen = 0
+    while stack and seen < limit:
+        where, value = stack.pop()
+        seen += 1
+        if isinstance(value, str):
+            try:
+                value.encode("utf-8")
+            except UnicodeEncodeError as exc:
+                return (
+                    f"{where}: holds a lone surrogate ({value[exc.start]!r}) at character "
+                    f"{exc.start + 1}; pass valid Unicode text"
+                )
+        elif isinstance(value, dict):
+            for k, v in value.items():
+                stack.append((_inner(where, f".{str(k)[:40]}"), v))
+                if isinstance(k, str):
+                    stack.append((f"{where}: key {shown(k, 40)}", k))
+        elif isinstance(value, list | tuple):
+            stack.extend((_inner(where, f"[{i}]"), v) for i, v in enumerate(value))
+    return None
 
 
 @functools.cache

@@ -6,7 +6,16 @@ from __future__ import annotations
 
 from pydantic import BaseModel, Field
 
-from ..files import EditConflict, PathError, StagedEdit, relpath, resolve_path
+from ..files import (
+    EditConflict,
+    FileChange,
+    PathError,
+    StagedEdit,
+    read_bytes,
+    relpath,
+    resolve_path,
+)
+from ..files.edits import MAX_FILE_BYTES
 from ..hooks import hookimpl
 from ..results import Result
 from ..tiers import Tier
@@ -32,44 +41,54 @@ def _report(ctx: CallContext, verb: str, rel: str, notes: list[str]) -> Result:
 
 
 async def write(ctx: CallContext, args: WriteArgs) -> Result:
+    root = ctx.run.root
     try:
-        path = resolve_path(ctx.run.root, args.path)
+        path = resolve_path(root, args.path)
+        edit = await StagedEdit.astage(root, {path: args.content})
     except PathError as exc:
-        return Result.error(str(exc))
-    if path.is_dir():
-        return Result.error(f"{args.path} is a directory; pass a file path")
-    existed = path.exists()
-    edit = StagedEdit.stage(ctx.run.root, {path: args.content})
+        return Result.error(_what_to_do(str(exc), "write"))
+    existed = edit.changes[0].original is not None
     try:
         notes = await edit.apply(ctx.run)
     except EditConflict as exc:
         return Result.error(str(exc))
-    rel = relpath(ctx.run.root, path)
-    return _report(ctx, "updated" if existed else "created", rel, notes)
+    return _report(ctx, "updated" if existed else "created", relpath(root, path), notes)
 
 
 async def edit(ctx: CallContext, args: EditArgs) -> Result:
+    root = ctx.run.root
     try:
-        path = resolve_path(ctx.run.root, args.path, must_exist=True)
-        text = path.read_text(encoding="utf-8")
+        path = resolve_path(root, args.path, must_exist=True)
+        data = await read_bytes(path, root, limit=MAX_FILE_BYTES)
     except PathError as exc:
-        return Result.error(str(exc))
+        return Result.error(_what_to_do(str(exc), "edit"))
+    rel = relpath(root, path)
+    try:
+        text = data.decode("utf-8")
     except UnicodeDecodeError:
-        return Result.error(f"{args.path} is not UTF-8 text; edit works on text files only")
-    rel = relpath(ctx.run.root, path)
+        return Result.error(f"path: {rel} is not UTF-8 text; edit works on text files only")
     count = text.count(args.old) if args.old else 0
     if count != 1:
         what = "empty" if not args.old else ("not found" if count == 0 else f"found {count} times")
         return Result.error(
-            f"old text {what} in {rel}; pass text that occurs exactly once "
+            f"old: text {what} in {rel}; pass text that occurs exactly once "
             "(include surrounding lines to make it unique)"
         )
-    staged = StagedEdit.stage(ctx.run.root, {path: text.replace(args.old, args.new, 1)})
+    # Staged against the bytes the match was found in: a change since then refuses the edit.
+    new = text.replace(args.old, args.new, 1).encode("utf-8")
+    staged = StagedEdit(root, [FileChange(path, data, new)])
     try:
         notes = await staged.apply(ctx.run)
     except EditConflict as exc:
         return Result.error(str(exc))
     return _report(ctx, "edited", rel, notes)
+
+
+def _what_to_do(message: str, tool: str) -> str:
+    """A refusal of a directory or special file says what `tool` takes instead."""
+    if "pass a regular file" in message:
+        message = message.replace("pass a regular file", f"{tool} takes the path of a file")
+    return message if message.startswith("path:") else f"path: {message}"
 
 
 @hookimpl

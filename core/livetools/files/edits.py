@@ -8,21 +8,29 @@ ends half old and half new.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
+import errno
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..results import truncation_note
-from .paths import relpath, resolve_path
+from ..results import ToolError, truncation_note
+from .paths import PathError, relpath, resolve_path
+from .regular import check_target, read_bytes_sync
 
 if TYPE_CHECKING:
     from ..run import Run
 
-# Indirection so a test can make the n-th replace fail and watch the rollback.
+# Indirections so a test can make the n-th replace (or a temp file's write) fail and watch the
+# rollback: a full disk is the write failure nobody tests by hand.
 _replace = os.replace
+_write_fd = os.write
+
+# An edit of a file larger than this is refused rather than held in memory twice.
+MAX_FILE_BYTES = 256 * 1024 * 1024
 
 
 class EditConflict(Exception):
@@ -39,11 +47,17 @@ class FileChange:
     new: bytes | None
 
 
-def _read(path: Path) -> bytes | None:
-    try:
-        return path.read_bytes()
-    except FileNotFoundError:
+def _read(path: Path, root: Path | None = None) -> bytes | None:
+    """The current content (None: absent). A FIFO, socket, device or directory is refused with
+    PathError, never opened: a blocking open of a FIFO would stall the run."""
+    if check_target(path, root) is None:
         return None
+    try:
+        return read_bytes_sync(path, root, limit=MAX_FILE_BYTES)
+    except PathError:
+        if not path.exists():  # removed between the two looks
+            return None
+        raise
 
 
 def _digest(content: bytes | None) -> str:
@@ -59,13 +73,27 @@ class StagedEdit:
 
     @classmethod
     def stage(cls, root: Path, new_contents: Mapping[str | Path, str | bytes | None]) -> StagedEdit:
-        """Capture the current content of each file next to its new content (None = delete)."""
+        """Capture the current content of each file next to its new content (None = delete).
+        Raises PathError for a path outside the root or a file that is not a regular file."""
         changes = []
         for name, new in new_contents.items():
             path = resolve_path(root, name)
-            data = new.encode() if isinstance(new, str) else new
-            changes.append(FileChange(path, _read(path), data))
+            try:
+                data = new.encode("utf-8", "surrogateescape") if isinstance(new, str) else new
+            except UnicodeEncodeError as exc:
+                raise ToolError(
+                    f"the new content of {relpath(root, path)} holds a lone surrogate at "
+                    f"character {exc.start + 1}; pass valid Unicode text"
+                ) from None
+            changes.append(FileChange(path, _read(path, root), data))
         return cls(root, changes)
+
+    @classmethod
+    async def astage(
+        cls, root: Path, new_contents: Mapping[str | Path, str | bytes | None]
+    ) -> StagedEdit:
+        """`stage` in a worker thread: reading the originals never stalls the event loop."""
+        return await asyncio.to_thread(cls.stage, root, new_contents)
 
     @property
     def paths(self) -> list[Path]:
@@ -94,20 +122,23 @@ class StagedEdit:
 
     def conflicts(self) -> list[str]:
         """Files whose content is no longer what was captured at staging."""
-        return [
-            relpath(self.root, c.path)
-            for c in self.changes
-            if _digest(_read(c.path)) != _digest(c.original)
-        ]
+        return [relpath(self.root, c.path) for c in self.changes if not self._unchanged(c)]
+
+    def _unchanged(self, change: FileChange) -> bool:
+        try:
+            current = _read(change.path, self.root)
+        except PathError:
+            return False  # turned into a FIFO, a directory, an unreadable file: moved on
+        return _digest(current) == _digest(change.original)
 
     async def apply(self, run: Run | None = None) -> list[str]:
         """Verify, then write all files atomically through the run's write wrapping. Returns the
         observers' notes. Raises EditConflict with nothing written if the tree moved on."""
         if run is None:
-            self.write()
+            await asyncio.to_thread(self.write)
             return []
         async with run.writing(self.paths) as notes:
-            self.write()
+            await asyncio.to_thread(self.write)
         return notes
 
     def write(self) -> None:
@@ -133,11 +164,23 @@ class StagedEdit:
                     del temps[change.path]
                 done.append(change)
         except OSError as exc:
-            for change in reversed(done):
-                _restore(change)
             failed = relpath(self.root, change.path) if change else "?"
+            lost = []
+            for undo in reversed(done):
+                try:
+                    _restore(undo)
+                except OSError:
+                    lost.append(relpath(self.root, undo.path))
+            reason = exc.strerror or type(exc).__name__
+            if exc.errno == errno.ENOSPC:
+                reason += "; free some space and try again"
+            if lost:
+                raise EditConflict(
+                    f"writing {failed} failed ({reason}); putting back {', '.join(lost)} failed "
+                    "too, so those files hold the new content; the other files are unchanged"
+                ) from exc
             raise EditConflict(
-                f"writing {failed} failed ({exc}); every file was put "
+                f"writing {failed} failed ({reason}); every file was put "
                 "back as it was, nothing changed"
             ) from exc
         finally:
@@ -147,14 +190,25 @@ class StagedEdit:
 
 
 def _temp_with(path: Path, content: bytes, original: bytes | None) -> str:
+    """A temp file beside `path` holding `content`. It is removed again if anything fails
+    (a full disk fails the write, not the create), so a failed write leaves nothing behind."""
     import tempfile
 
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, temp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".livetools", dir=path.parent)
-    with os.fdopen(fd, "wb") as handle:
-        handle.write(content)
-    if original is not None:
-        os.chmod(temp, path.stat().st_mode & 0o7777)
+    try:
+        try:
+            view = memoryview(content)
+            while view:
+                view = view[_write_fd(fd, view) :]
+        finally:
+            os.close(fd)
+        if original is not None:
+            os.chmod(temp, path.stat().st_mode & 0o7777)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(temp)
+        raise
     return temp
 
 
@@ -164,4 +218,9 @@ def _restore(change: FileChange) -> None:
             change.path.unlink()
         return
     temp = _temp_with(change.path, change.original, None)
-    os.replace(temp, change.path)
+    try:
+        os.replace(temp, change.path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(temp)
+        raise

@@ -45,6 +45,18 @@ def check_regular(path: Path, root: Path | None = None) -> os.stat_result:
     return st
 
 
+def check_target(path: Path, root: Path | None = None) -> os.stat_result | None:
+    """What a write may replace: None when nothing is there, the stat of a regular file, else
+    PathError (a write never opens, or silently replaces, a FIFO, socket, device or directory)."""
+    try:
+        path.stat()
+    except FileNotFoundError:
+        return None
+    except OSError:
+        pass  # check_regular words it
+    return check_regular(path, root)
+
+
 def read_bytes_sync(path: Path, root: Path | None = None, *, limit: int = DEFAULT_LIMIT) -> bytes:
     """The whole content of a regular file of at most `limit` bytes (PathError otherwise).
 
