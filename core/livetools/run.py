@@ -199,8 +199,12 @@ class Run:
             return Result.error("this run is closed; open a new run")
         try:
             s = self.host.surface(surface)
-        except (KeyError, TypeError) as exc:
-            return usage_error(str(exc.args[0]) if exc.args else f"unknown surface {surface!r:.80}")
+        except KeyError as exc:
+            return usage_error(str(exc.args[0]))
+        except TypeError:
+            return usage_error(
+                f"unknown surface {shown(surface, 80)}; surfaces: {', '.join(self.host.surfaces)}"
+            )
         tool = self.registry.get(name) if isinstance(name, str) else None
         if tool is None or not self._live(tool) or not s.admits(tool.name, tool.tier):
             names = ", ".join(t.name for t in self.tools(s)) or "none"
