@@ -67,7 +67,7 @@ AGREE = {
         "self.$M($$$)",
         "[$$$A]",
         "lambda $$$P: $B",
-        "for $X in $Y: $$$B",
+        "for $X in $Y: $$$B\nelse: $$$E",
         "not $X",
         "$D[$K]",
         "$X is None",

@@ -23,6 +23,8 @@ KNOWN: dict[tuple[str, str], str] = {
     ("c", "else { $$$ }"): ALONE,
     ("python", "raise $E($$$)"): TRAILING + ": `raise E() from e`",
     ("python", "try: $$$B\nexcept $E: $$$H"): TRAILING,
+    ("python", "if $C: $$$B"): TRAILING + ": an `if` with `elif`/`else`",
+    ("python", "for $X in $Y: $$$B"): TRAILING + ": a `for` with `else`",
     ("typescript", "if ($C) { $$$B }"): TRAILING,
     ("go", "case $X:"): TRAILING + "; write `case $X: $$$B` for a case with a body",
     ("go", "fmt.Errorf($$$)"): CONTEXT + " (a type conversion, ast-grep #646)",

@@ -267,3 +267,18 @@ NOT_REFUSED = [
 def test_patterns_agents_type_are_not_refused(tmp_path, lang, pattern, code, want):
     """§3: what the CLI matches (or what is plainly code) compiles and finds its code."""
     assert ours_in_code(lang, pattern, code, tmp_path, EXT_OF[lang]) == want
+
+
+def test_indented_block_ellipsis_does_not_take_the_else(tmp_path):
+    """§3: `if $X is not None:` + `$$$B` binds the block's statements; an `if` with an `else`
+    is not a match (no trailing children), as documented."""
+    code = "if a is not None:\n    f(a)\nelse:\n    g()\nif b is not None:\n    h(b)\n"
+    pattern = "if $X is not None:\n    $$$B"
+    assert ours_in_code("python", pattern, code, tmp_path, ".py") == ["if b is not None:\n    h(b)"]
+
+
+def test_unclosed_call_is_refused():
+    """§3: `f($A` is not read as `f($A)`."""
+    for pattern in ("f($A", "f($$$A"):
+        with pytest.raises(PatternError):
+            compile_pattern("python", pattern)

@@ -300,6 +300,11 @@ class Compiler:
         if quoted and text == quoted:
             text = text[1:-1]
         meta = metavars.parse(text, self.detect)
+        if meta is not None and meta.kind == metavars.MULTI and node.type == "block":
+            # An indented block that is only `$$$B` (Python `if $C:` + `$$$B`): the run is the
+            # block's statements, not the block and whatever follows it (an `else:`).
+            inner = PNode(node.kind_id, node.type, node.is_named, None, (), meta)
+            return PNode(node.kind_id, node.type, node.is_named, None, (inner,))
         if meta is not None:
             return PNode(node.kind_id, node.type, node.is_named, None, (), meta)
         kids = tuple(
