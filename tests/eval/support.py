@@ -5,9 +5,12 @@ from __future__ import annotations
 import asyncio
 import base64
 import hashlib
+import os
+import subprocess
+import sys
 import zipfile
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager, contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -114,3 +117,18 @@ def wheel(folder: Path, name: str, version: str, body: str) -> Path:
         for path, text in files.items():
             zf.writestr(path, text)
     return out
+
+
+@contextmanager
+def cpu_hog() -> Iterator[None]:
+    """One busy process per core for the length of the block: the load the races show under."""
+    hogs = [
+        subprocess.Popen([sys.executable, "-c", "while True: pass"])
+        for _ in range(os.cpu_count() or 2)
+    ]
+    try:
+        yield
+    finally:
+        for hog in hogs:
+            hog.kill()
+            hog.wait()

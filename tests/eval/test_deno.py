@@ -10,7 +10,7 @@ import pytest
 
 from livetools_eval.builtin import deno_argv
 from livetools_eval.hookspecs import KernelUnavailable
-from tests.eval.support import cell, kernel_pids, open_run
+from tests.eval.support import cell, cpu_hog, kernel_pids, open_run
 from tests.eval.test_python import gone
 from tests.support import REQUIRE_ENV
 
@@ -117,3 +117,15 @@ async def test_python_and_javascript_side_by_side(tmp_path: Path) -> None:
         pids = kernel_pids(run)
         assert len(pids) == 2
     assert all(gone(pid) for pid in pids)
+
+
+async def test_output_trailing_idle_is_never_lost_under_load(tmp_path: Path) -> None:
+    """Deno can send a cell's result or stream after its idle status; on a loaded machine the
+    gap grows. Under a CPU hog, every `1+1` shows 2 and every console.log its line."""
+    with cpu_hog():
+        async with open_run(tmp_path) as run:
+            for i in range(150):
+                code = "1+1" if i % 2 else f"console.log('line {i}')"
+                want = "2" if i % 2 else f"line {i}"
+                result = await js(run, code)
+                assert result.text == want, (i, result.text)

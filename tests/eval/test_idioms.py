@@ -67,6 +67,14 @@ async def test_pip_installs_into_the_kernel_and_evicts_stale_modules(
         assert fresh.text == "('two', 'one')"
 
 
+async def test_failed_pip_is_an_error_result(tmp_path: Path) -> None:
+    async with open_run(tmp_path) as run:
+        failed = await cell(run, "%pip install --no-index lt-no-such-package-anywhere")
+        assert failed.is_error and failed.data["status"] == "error", failed.text
+        assert "PipFailed: pip exited with code 1" in failed.text
+        assert (await cell(run, "6 * 7")).text == "42"
+
+
 async def test_shell_commands_do_not_wait_for_stdin(tmp_path: Path) -> None:
     async with open_run(tmp_path, eval_idle_timeout=5) as run:
         t0 = time.monotonic()

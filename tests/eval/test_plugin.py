@@ -42,7 +42,7 @@ def test_schema_stays_within_its_budget() -> None:
     )
     (tool,) = [t for t in json.loads(out.stdout) if t["name"] == "eval"]
     assert len(json.dumps(tool, separators=(",", ":"))) <= 900
-    assert tool["inputSchema"]["properties"]["language"]["enum"] == ["python", "javascript"]
+    assert tool["inputSchema"]["properties"]["language"]["enum"][:2] == ["python", "javascript"]
     assert tool["_meta"]["livetools/tier"] == "exec"
 
 

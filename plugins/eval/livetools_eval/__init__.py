@@ -27,30 +27,38 @@ def livetools_eval_kernels(run: Any) -> list[KernelSpec]:
     return builtin_kernels()
 
 
-def kernel_specs(run: Any) -> dict[str, KernelSpec]:
+def kernel_specs(run: Any) -> tuple[dict[str, KernelSpec], dict[str, str]]:
     """language → spec; the first answer per language wins (later-registered plugins answer
-    first, so a third party overrides a built-in)."""
+    first, so a third party overrides a built-in). Then the installed Jupyter kernelspecs for
+    the languages left (run option `eval_kernelspecs=False`: none); the second value says why
+    each kernelspec left out was."""
     hook = getattr(run.host.plugins.pm.hook, "livetools_eval_kernels", None)
     specs: dict[str, KernelSpec] = {}
     if hook is None:
-        return specs
+        return specs, {}
     for answer in hook(run=run):
         for spec in answer if isinstance(answer, list) else [answer]:
             if isinstance(spec, KernelSpec):
                 specs.setdefault(spec.language, spec)
-    return specs
+    if not specs or run.options.get("eval_kernelspecs") is False:
+        return specs, {}
+    from .installed import installed_kernels
+
+    found, skipped = installed_kernels(run.root, set(specs))
+    specs.update((spec.language, spec) for spec in found)
+    return specs, skipped
 
 
 @hookimpl
 def livetools_resources(run: Any) -> Resource | None:
     if run.options.get("eval") is False:
         return None
-    specs = kernel_specs(run)
+    specs, skipped = kernel_specs(run)
     if not specs:
         return None
     from .pool import Kernels
 
-    return Kernels(run.root, specs, run.ports.sandbox)
+    return Kernels(run.root, specs, run.ports.sandbox, skipped)
 
 
 @hookimpl

@@ -23,6 +23,8 @@ def ipykernel_argv() -> list[str]:
         "-m",
         "ipykernel_launcher",
         "--HistoryManager.enabled=False",
+        # No Out/_ cache: each cell's last value would stay referenced (a 200 KB string per cell).
+        "--InteractiveShell.cache_size=0",
         "-f",
         "{connection_file}",
     ]

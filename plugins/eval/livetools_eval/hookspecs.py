@@ -38,7 +38,9 @@ class KernelSpec:
     interrupt_request instead of SIGINT. `env` entries override the host's environment; None
     removes a variable. `settle` is how long to keep reading output after the cell reports idle,
     for kernels whose last messages can trail their idle status; a cell whose result or error
-    has already arrived does not wait."""
+    has already arrived does not wait. `helpers`, when given, is the silent cell run at start
+    instead of the dialect's (e.g. a `tool()` for another language); `origin` says where the
+    spec came from (an installed kernelspec's folder), for status."""
 
     language: str
     name: str
@@ -49,6 +51,8 @@ class KernelSpec:
     env: Mapping[str, str | None] = field(default_factory=dict)
     settle: float = 0.0
     start_timeout: float = 60.0
+    helpers: str | None = None
+    origin: str = ""
 
     def command(self) -> list[str]:
         """The argv template; raises KernelUnavailable with the reason when it cannot start."""

@@ -21,13 +21,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from livetools.procs import ChildProcess, ProcessStartError, process_state
+from livetools.procs import ChildProcess, ProcessStartError, stat_fields
 
 from .hookspecs import KernelSpec, KernelUnavailable
 
 MARKER = "\x1fTOOL\x1f"  # prefix of a bridge request travelling as an input_request prompt
 EOF = "\x04"  # ipykernel raises EOFError in the cell for this input_reply
 BRIDGE_RECHECK = 1.0  # seconds between looks at a pending bridge call (see execute)
+SETTLE_MAX = 0.25  # longest wait for output trailing a cell's idle status (see execute)
 
 Event = tuple[str, Any]
 Bridge = Callable[[dict[str, Any]], Awaitable[Any]]
@@ -78,12 +79,19 @@ class Kernel:
     def alive(self) -> bool:
         if self.child is None or self._exit_code is not None or self._closing is not None:
             return False
-        # The exit watcher runs on the loop; /proc knows at once (a zombie is dead too).
-        return process_state(self.child.pid) not in (None, "Z", "X")
+        # The exit watcher runs on the loop; /proc knows at once, including a kill not yet acted on.
+        return not doomed(self.child.pid)
 
     @property
     def exit_code(self) -> int | None:
         return self._exit_code
+
+    async def reaped(self, wait: float) -> None:
+        """Give a dying kernel up to `wait` seconds to exit, so its exit code is known."""
+        if self.child is not None and self._exit_code is None:
+            code = await self.child.wait(wait)
+            if code is not None:
+                self._exit_code = code
 
     def stderr_tail(self, lines: int = 15) -> str:
         return self.child.stderr_tail(lines) if self.child else ""
@@ -255,12 +263,15 @@ class Kernel:
         msg_id = self.client.execute(
             code, silent=silent, store_history=not silent, allow_stdin=True, stop_on_error=False
         )
+        sent = time.monotonic()
         pending: set[asyncio.Task[None]] = set()
         reply: dict[str, Any] | None = None
         idle_seen = False
         interrupted = False
         eof_replies = 0
         final_seen = False
+        heard = False  # any message of this cell (its busy status first)
+        first_heard = sent
         settle_until: float | None = None
         deadline = time.monotonic() + idle
         finished = False
@@ -295,16 +306,20 @@ class Kernel:
                     finished = True
                     exit_code: int | None = msg if name == "exit" else self._exit_code
                     tail = self.stderr_tail() if name == "exit" else str(msg)
-                    # Died after the request was sent: the cell may have run (a fast
-                    # `os._exit` dies before its busy status arrives), so it is never re-run.
-                    # A kernel already dead before sending is caught by `alive` above.
-                    return Outcome("died", exit_code=exit_code, stderr=tail)
+                    # Died after the request was sent. Killed from outside (SIGKILL) before a
+                    # word about this cell: the kill raced our send, the cell never began. Any
+                    # other death may have run it (a fast `os._exit` dies before its busy
+                    # status arrives), so that cell is never re-run.
+                    killed = exit_code == -signal.SIGKILL and not heard
+                    return Outcome("died", exit_code=exit_code, stderr=tail, started=not killed)
                 if name == "bridge":
                     deadline = time.monotonic() + (grace if interrupted else idle)
                     continue
                 if msg["parent_header"].get("msg_id") != msg_id:
                     continue  # a late message of an earlier cell
                 kind = msg["msg_type"]
+                if not heard:
+                    heard, first_heard = True, time.monotonic()
                 if name == "iopub":
                     if kind == "status":
                         if msg["content"].get("execution_state") == "idle":
@@ -327,12 +342,16 @@ class Kernel:
                     else:
                         self.reply_input(msg, EOF)  # no human at this keyboard
                         eof_replies += 1
-                if reply is not None and idle_seen and settle_until is None:
+                if reply is not None and idle_seen:
                     # A result or error is the cell's last word (measured on Deno: its output
-                    # never trails its result), so only a cell without one waits to settle.
+                    # never trails its result), so only a cell without one waits to settle,
+                    # longer on a loaded machine (twice the time this cell's first message
+                    # took to come) and again after each late message.
                     if self.spec.settle <= 0 or final_seen:
                         break
-                    settle_until = time.monotonic() + self.spec.settle
+                    now = time.monotonic()
+                    window = max(self.spec.settle, min(SETTLE_MAX, 2 * (first_heard - sent)))
+                    settle_until = now + window
             finished = True
             assert reply is not None
             status = "ok" if reply.get("status") == "ok" else "error"
@@ -432,6 +451,41 @@ class Kernel:
                 client.stop_channels()
         if self._workdir is not None:
             shutil.rmtree(self._workdir, ignore_errors=True)
+
+
+def how_it_ended(code: int | None) -> str:
+    """How a kernel ended, to follow "died": ' with exit code 3', ' (killed by SIGKILL)'."""
+    if code is None or code == 0:
+        return ""
+    if code < 0:
+        with contextlib.suppress(ValueError):
+            return f" (killed by {signal.Signals(-code).name})"
+    return f" with exit code {code}"
+
+
+_PF_EXITING = 0x4  # the kernel's task flag of a process on its way out
+
+
+def doomed(pid: int) -> bool:
+    """Dead (gone, zombie), exiting, or holding a SIGKILL it has not acted on yet. A kill sent
+    just before a call is pending for a while on a loaded machine; a cell sent then is lost."""
+    if not os.path.isdir("/proc"):
+        return False  # no /proc: the exit watcher alone decides
+    fields = stat_fields(pid)
+    if not fields or fields[0] in (b"Z", b"X"):
+        return True
+    if len(fields) > 6 and int(fields[6]) & _PF_EXITING:
+        return True
+    try:
+        with open(f"/proc/{pid}/status", "rb") as f:
+            status = f.read()
+    except OSError:
+        return True
+    kill_bit = 1 << (signal.SIGKILL - 1)
+    for line in status.splitlines():
+        if line.startswith((b"SigPnd:", b"ShdPnd:")) and int(line.split()[1], 16) & kill_bit:
+            return True
+    return False
 
 
 async def _wrap(sandbox: Any, argv: list[str]) -> list[str]:

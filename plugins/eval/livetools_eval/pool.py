@@ -12,13 +12,15 @@ from typing import Any
 from livetools import Resource
 
 from .hookspecs import KernelSpec, KernelUnavailable
-from .kernel import MARKER, Kernel, KernelStartError
+from .kernel import MARKER, Kernel, KernelStartError, how_it_ended
 
 SETUP_TIMEOUT = 30.0
 
 
 def helper_source(spec: KernelSpec) -> str | None:
     """The silent cell that installs `tool()`, `tools()` and the idiom helpers in a kernel."""
+    if spec.helpers is not None:
+        return spec.helpers.replace("__MARKER__", MARKER.encode("unicode_escape").decode())
     if spec.dialect == "none":
         return None
     side = resources.files("livetools_eval") / "kernel_side"
@@ -36,9 +38,16 @@ def helper_source(spec: KernelSpec) -> str | None:
 class Kernels(Resource):
     key = "eval"
 
-    def __init__(self, root: Path, specs: dict[str, KernelSpec], sandbox: Any = None) -> None:
+    def __init__(
+        self,
+        root: Path,
+        specs: dict[str, KernelSpec],
+        sandbox: Any = None,
+        skipped: dict[str, str] | None = None,
+    ) -> None:
         self.root = root
         self.specs = specs
+        self.skipped = skipped or {}  # installed kernelspecs left out, name -> why
         self.sandbox = sandbox
         self.live: dict[str, Kernel] = {}
         self.started: list[Kernel] = []  # every kernel ever started (tests check none is left)
@@ -56,8 +65,8 @@ class Kernels(Resource):
             await self.drop(language, "its previous cell could not be stopped")
             kernel = None
         if kernel is not None and not kernel.alive:
-            code = kernel.exit_code
-            await self.drop(language, "it had exited" + (f" with code {code}" if code else ""))
+            await kernel.reaped(2.0)  # a kill not yet acted on: learn how it ended
+            await self.drop(language, "it had exited" + how_it_ended(kernel.exit_code))
             kernel = None
         if kernel is None:
             why = self._lost.pop(language, None)
@@ -103,6 +112,8 @@ class Kernels(Resource):
         kernels: dict[str, Any] = {}
         for language, spec in self.specs.items():
             entry: dict[str, Any] = {"kernel": spec.name}
+            if spec.origin:
+                entry["kernelspec"] = spec.origin
             try:
                 entry["command"] = spec.command()[0]
                 entry["usable"] = True
@@ -113,7 +124,10 @@ class Kernels(Resource):
             if kernel is not None and kernel.alive:
                 entry["pid"] = kernel.pid
             kernels[language] = entry
-        return {"usable": any(k["usable"] for k in kernels.values()), "kernels": kernels}
+        status = {"usable": any(k["usable"] for k in kernels.values()), "kernels": kernels}
+        if self.skipped:
+            status["kernelspecs_left_out"] = dict(self.skipped)
+        return status
 
     async def aclose(self) -> None:
         self._closed = True

@@ -23,7 +23,7 @@ TAIL_CHARS = 4_000
 
 
 class EvalBase(BaseModel):
-    code: str = Field(description="The cell.")
+    code: str = Field("", description="The cell.")
     description: str = Field(description="5-10 words: what this cell does.")
     reset: bool = Field(False, description="Start this language's kernel clean first.")
 
@@ -32,7 +32,7 @@ class EvalBase(BaseModel):
     def _five_to_ten_words(cls, value: str) -> str:
         words = len(value.split())
         if not 5 <= words <= 10:
-            raise ValueError(f"give 5-10 words saying what the cell does (got {words})")
+            raise ValueError(f"{words} words; give 5-10 saying what the cell does")
         return value
 
 
@@ -64,7 +64,7 @@ def make_tool(languages: list[str]) -> Tool:
 async def run_cell(ctx: CallContext, args: Any) -> Result:
     from .bridge import make_bridge
     from .idioms import RewriteError, rewrite
-    from .kernel import KernelStartError
+    from .kernel import KernelStartError, how_it_ended
     from .outputs import Outputs
 
     pool = ctx.resource
@@ -101,8 +101,7 @@ async def run_cell(ctx: CallContext, args: Any) -> Result:
     if outcome.status == "died" and not outcome.started:
         # It died before it began this cell (e.g. killed between calls): nothing of the cell
         # ran, so run it in a fresh kernel rather than fail it.
-        code_note = f" with exit code {outcome.exit_code}" if outcome.exit_code else ""
-        await pool.drop(language, f"it had died{code_note}")
+        await pool.drop(language, f"it had died{how_it_ended(outcome.exit_code)}")
         try:
             kernel, start_notes = await pool.acquire(language)
         except KernelStartError as exc:
@@ -132,7 +131,7 @@ async def run_cell(ctx: CallContext, args: Any) -> Result:
             "fresh kernel."
         )
     elif status == "died":
-        code_note = f" with exit code {outcome.exit_code}" if outcome.exit_code is not None else ""
+        code_note = how_it_ended(outcome.exit_code)
         tail = outcome.stderr.strip()
         await pool.drop(language, f"it died{code_note}")
         after.append(

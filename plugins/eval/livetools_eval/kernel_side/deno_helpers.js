@@ -27,8 +27,7 @@
       return this.text;
     }
     [Symbol.for("Jupyter.display")]() {
-      const text = this.text.length > 400 ? this.text.slice(0, 400) + "…" : this.text;
-      return { "text/plain": `ToolResult(ok=${this.ok}, text=${JSON.stringify(text)})` };
+      return { "text/plain": this.text }; // a cell ending in tool(...) shows what the tool said
     }
   }
   const wrap = (reply) => new ToolResult(reply);

@@ -41,6 +41,9 @@ def _livetools_setup(marker, ipython):
     class ToolError(Exception):
         """A tool called from this cell answered with an error."""
 
+    class PipFailed(Exception):
+        """`%pip` ended with a non-zero exit code (its output says why)."""
+
     class ToolResult:
         """What a tool returned: `.text` (what the model reads), `.data`, `.images` (PNG bytes)."""
 
@@ -56,6 +59,9 @@ def _livetools_setup(marker, ipython):
         def __repr__(self):
             head = self.text if len(self.text) <= 400 else self.text[:400] + "…"
             return f"ToolResult(ok={self.ok}, text={head!r})"
+
+        def _repr_pretty_(self, printer, cycle):
+            printer.text(self.text)  # a cell ending in tool(...) shows what the tool said
 
     def remember_parent(*_):
         if kernel is not None and hasattr(kernel, "_get_shell_context_var"):
@@ -210,6 +216,7 @@ def _livetools_setup(marker, ipython):
 
     def pip(line):
         """Install into this kernel's interpreter, then evict what changed from sys.modules."""
+        __tracebackhide__ = True  # the error is pip's exit, not a frame of this helper
         args = shlex.split(line)
         if importlib.util.find_spec("pip") is not None:
             argv = [sys.executable, "-m", "pip", *args]
@@ -244,14 +251,14 @@ def _livetools_setup(marker, ipython):
             if os.path.isdir(directory):
                 site.addsitedir(directory)  # new .pth files (editable installs)
         importlib.invalidate_caches()
-        if code:
-            print(f"[pip exit code {code}]")
         if evicted:
             roots = sorted({m.split(".", 1)[0] for m in evicted})
             print(
                 f"[evicted from sys.modules: {', '.join(roots)}; the next import loads the "
                 "installed version (objects created before keep the old code)]"
             )
+        if code:
+            raise PipFailed(f"pip exited with code {code}")
 
     # -- a get_ipython() for kernels that are not IPython ---------------------------------------
 
