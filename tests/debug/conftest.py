@@ -3,8 +3,10 @@ root), real adapters, and a small driver that fails loudly on unexpected errors.
 
 from __future__ import annotations
 
+import asyncio
 import shutil
 import subprocess
+import time
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -81,6 +83,19 @@ class Debugger:
         session = self.supervisor.session
         assert session is not None
         return list(session.pids), session.debuggee_pid
+
+
+async def wait_listening(port: int, within: float = 60.0) -> None:
+    """Until something listens on 127.0.0.1:`port` (read from /proc/net/tcp, so no connection
+    is spent: a `--wait-for-client` listener takes exactly one)."""
+    want = f"0100007F:{port:04X}"
+    deadline = time.monotonic() + within
+    while time.monotonic() < deadline:
+        with open("/proc/net/tcp") as f:  # noqa: ASYNC230 (procfs never blocks)
+            if any(line.split()[1] == want and line.split()[3] == "0A" for line in list(f)[1:]):
+                return
+        await asyncio.sleep(0.05)
+    raise AssertionError(f"nothing listens on port {port} after {within:g}s")
 
 
 def assert_gone(sids: list[int], pid: int | None = None) -> None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 import re
 import shutil
+import stat
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -193,6 +194,8 @@ def lldb_names() -> tuple[str, ...]:
 
 def _is_native_executable(program: Path) -> bool:
     try:
+        if not stat.S_ISREG(program.stat().st_mode):
+            return False  # opening a FIFO blocks
         with program.open("rb") as f:
             return f.read(4) == b"\x7fELF"
     except OSError:

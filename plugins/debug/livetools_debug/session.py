@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
 import re
 import time
 from collections import deque
@@ -32,6 +33,8 @@ HOST = "127.0.0.1"
 REQUEST_TIMEOUT = 10.0
 CONNECT_TIMEOUT = 15.0
 DISCONNECT_TIMEOUT = 2.0
+ATTACH_CONNECT = 2.0  # on an idle machine; scaled by load (attach_connect_timeout)
+OTHER_THREADS_CHECKED = 50  # threads whose top frame a breakpoint stop compares
 MAX_FETCH_CHILDREN = 1000  # asked of the adapter; we show 50 (debugpy and dlv ignore `count`)
 
 
@@ -61,6 +64,7 @@ class Breakpoint:
     resolved: int | None = None
     message: str | None = None
     id: int | None = None
+    pending: bool = False  # not yet seen by any adapter (kept for the next launch)
 
     def update(self, body: dict[str, Any]) -> None:
         self.verified = bool(body.get("verified", False))
@@ -105,7 +109,9 @@ class Session:
         self.child: ChildProcess | None = None
         self.client: DapClient | None = None
         self.capabilities: dict[str, Any] = {}
-        self.stop: Stop | None = None
+        self.stop: Stop | None = None  # the stop results report (the first since a resume)
+        self.stopped: dict[int, Stop] = {}  # every thread stopped with a reason, by thread id
+        self.all_stopped = False  # the adapter said allThreadsStopped: the others are suspended
         self.exit_code: int | None = None
         self.debuggee_pid: int | None = None
         self.output = OutputRing()
@@ -175,19 +181,30 @@ class Session:
                 reason = "pause"  # lldb reports a pause as signal SIGSTOP
             self._pausing = False
             thread = body.get("threadId")
-            self.stop = Stop(
+            stop = Stop(
                 reason=reason,
                 thread_id=thread if isinstance(thread, int) else None,
                 description=description if isinstance(description, str) else None,
                 text=body.get("text") if isinstance(body.get("text"), str) else None,
             )
+            if body.get("allThreadsStopped"):
+                self.all_stopped = True
+            # One slot per thread: a second thread's stop while stopped is kept, not overwritten
+            # (three pool threads at one breakpoint are three stops).
+            current = self.stop
+            if self.state != "stopped" or current is None or current.thread_id == stop.thread_id:
+                self.stop = stop
+            if stop.thread_id is not None:
+                self.stopped[stop.thread_id] = stop
             self.state = "stopped"
             self.unseen = True
             self._notify()
         elif event == "continued":
-            if self.state == "stopped":
-                self.state = "running"
-                self._invalidate()
+            thread = body.get("threadId")
+            if body.get("allThreadsContinued", True) is False and isinstance(thread, int):
+                self._continued_one(thread)
+            elif self.state == "stopped":
+                self._continued_all()
         elif event == "exited":
             code = body.get("exitCode")
             if isinstance(code, int):
@@ -238,6 +255,29 @@ class Session:
     def _hint(self, bp: Breakpoint) -> None:
         if not bp.verified and not bp.message:
             bp.message = self.adapter.unverified_hint
+
+    def others(self) -> list[Stop]:
+        """Threads stopped with their own reason besides the reported stop."""
+        current = self.stop.thread_id if self.stop is not None else None
+        return [s for t, s in self.stopped.items() if t != current]
+
+    def _continued_all(self) -> None:
+        self.state = "running"
+        self.stopped.clear()
+        self.all_stopped = False
+        self._invalidate()
+
+    def _continued_one(self, thread: int) -> None:
+        """DAP `allThreadsContinued: false`: only `thread` runs; the other stops stand."""
+        self.stopped.pop(thread, None)
+        if self.state != "stopped":
+            return
+        self._invalidate()
+        if self.stopped:
+            self.stop = next(iter(self.stopped.values()))
+            self.unseen = True
+        else:
+            self.state = "running"
 
     def _invalidate(self) -> None:
         """Frame ids and variable references are only valid while stopped at one place."""
@@ -379,7 +419,9 @@ class Session:
         try:
             if direct is not None and self.adapter.attach_direct:
                 try:
-                    reader, writer = await open_tcp(direct.host, direct.port, timeout=2.0)
+                    reader, writer = await open_tcp(
+                        direct.host, direct.port, timeout=attach_connect_timeout()
+                    )
                 except ConnectionError as exc:
                     raise ToolError(
                         f"{exc}; start the debuggee listening first "
@@ -550,12 +592,36 @@ class Session:
         stop.frame = next((f for f in frames if f.path and f.line), frames[0] if frames else None)
         if stop.frame is not None and not self._inside(stop.frame):
             stop.project_frame = next((f for f in frames if self._inside(f)), None)
+        if stop.reason == "breakpoint":
+            await self._others_at_breakpoints(stop)
         if stop.reason == "exception" and self.capabilities.get("supportsExceptionInfoRequest"):
             with contextlib.suppress(ToolError):
                 info = await self.call("exceptionInfo", {"threadId": stop.thread_id})
                 parts = [info.get("exceptionId"), info.get("description")]
                 stop.exception = ": ".join(str(p) for p in parts if p) or None
         return stop
+
+    async def _others_at_breakpoints(self, stop: Stop) -> None:
+        """Threads suspended at a breakpoint line besides the one the event named. debugpy and
+        dlv send one `stopped` for the first hit and suspend the rest; three pool threads at
+        one line are three hits, and the next `continue` runs all of them past it unreported."""
+        lines = {
+            (str(path), bp.resolved or bp.line)
+            for path, states in self.breakpoints.items()
+            for bp in states
+            if bp.verified
+        }
+        body = await self.call("threads")
+        ids = [t.get("id") for t in body.get("threads") or [] if isinstance(t, dict)]
+        ids = [t for t in ids if isinstance(t, int) and t > 0 and t not in self.stopped]
+        for thread in ids[:OTHER_THREADS_CHECKED]:
+            if thread == stop.thread_id:
+                continue
+            with contextlib.suppress(ToolError):
+                frames, _ = await self.stack(thread, 1)
+                top = frames[0] if frames else None
+                if top is not None and top.path and (top.path, top.line) in lines:
+                    self.stopped[thread] = Stop("breakpoint", thread, frame=top)
 
     def _inside(self, frame: Frame) -> bool:
         return bool(frame.path) and inside(self.root, frame.path or "")
@@ -575,15 +641,25 @@ class Session:
             return outcome
         thread = await self.thread_for(thread_id)
         mark, epoch = self.output.mark(), self._epoch
-        stop, self.state = self.stop, "running"  # before sending: a stop may beat the response
-        self._invalidate()
+        stop, stopped, everyone = self.stop, dict(self.stopped), self.all_stopped
+        self._continued_all()  # before sending: a stop may beat the response
         try:
-            await self.call(command, {"threadId": thread})
+            body = await self.call(command, {"threadId": thread})
         except ToolError:
             if self._epoch == epoch and self.state == "running":
                 self.state, self.stop = "stopped", stop  # refused (a bad thread id): still there
+                self.stopped, self.all_stopped = stopped, everyone
                 self.unseen = False
             raise
+        if body.get("allThreadsContinued", True) is False and self._epoch == epoch:
+            # Only this thread runs: the other threads' stops still stand, report the next one.
+            left = {t: s for t, s in stopped.items() if t != thread}
+            if left:
+                self.stopped, self.all_stopped = left, everyone
+                self.stop, self.state = next(iter(left.values())), "stopped"
+                outcome = await self.outcome(mark)
+                outcome.note = f"only thread {thread} was resumed; this thread was already stopped"
+                return outcome
         await self.wait_change(epoch, grace)
         return await self.outcome(mark)
 
@@ -679,6 +755,17 @@ class Session:
         if self.live:
             self.state = "ended"
             self._notify()
+
+
+def attach_connect_timeout() -> float:
+    """How long attach retries a refused port: a server that was just started opens it a moment
+    later, and that moment grows with the machine's load (2 s was too short at load 6 on 2 cores).
+    """
+    try:
+        load = os.getloadavg()[0] / (os.cpu_count() or 1)
+    except OSError:
+        load = 1.0
+    return ATTACH_CONNECT * min(max(load, 1.0), 8.0)
 
 
 def _settle(waiter: asyncio.Future[None]) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import stat
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable
 from pathlib import Path
@@ -22,6 +23,7 @@ from livetools import (
     relpath,
     resolve_path,
 )
+from livetools.files import check_regular
 
 from .paths import shown
 from .session import MAX_FETCH_CHILDREN, Breakpoint, Frame, Outcome, RefInfo, Session, Stop
@@ -113,6 +115,8 @@ def _file_line(path: str, number: int) -> str | None:
     kept and re-read when its stat (mtime, size, inode) changes: one stat per stop."""
     try:
         st = os.stat(path)
+        if not stat.S_ISREG(st.st_mode):
+            return None  # a FIFO would block the loop
         key = (st.st_mtime_ns, st.st_size, st.st_ino)
         kept = _SOURCES.get(path)
         if kept is not None and kept[0] == key:
@@ -142,6 +146,17 @@ def _source_line(frame: Frame | None) -> str | None:
     if text is None:
         return None
     return f"  {frame.line} | {cap_value(text.rstrip(), 200)}"
+
+
+def format_others(others: list[Stop]) -> list[str]:
+    """'also stopped: thread 2, 3 (breakpoint)': stops of other threads are never dropped."""
+    if not others:
+        return []
+    groups: dict[str, list[str]] = {}
+    for s in others:
+        groups.setdefault(s.reason, []).append(str(s.thread_id))
+    parts = [f"thread {', '.join(ids)} ({why})" for why, ids in groups.items()]
+    return ["also stopped: " + "; ".join(parts) + " (thread_id=N to inspect one)"]
 
 
 def format_stop(root: Path, stop: Stop) -> list[str]:
@@ -189,7 +204,9 @@ def format_breakpoints(root: Path, path: Path, states: list[Breakpoint]) -> list
     rel = relpath(root, path)
     out = []
     for bp in states:
-        if bp.verified and bp.resolved not in (None, bp.line):
+        if bp.pending:
+            text = f"{rel}:{bp.line} pending (sent at launch)"
+        elif bp.verified and bp.resolved not in (None, bp.line):
             text = f"{rel}:{bp.line} -> resolved to line {bp.resolved} (moved)"
         elif bp.verified:
             text = f"{rel}:{bp.line} verified"
@@ -208,7 +225,7 @@ def breakpoint_data(root: Path, path: Path, states: list[Breakpoint]) -> list[di
         {
             "file": relpath(root, path),
             "line": bp.line,
-            "verified": bp.verified,
+            "verified": None if bp.pending else bp.verified,
             "resolved_line": bp.resolved,
             "message": bp.message,
         }
@@ -223,6 +240,7 @@ def outcome_result(
     lines = list(head)
     if outcome.kind == "stopped" and session.stop is not None:
         lines += format_stop(root, session.stop)
+        lines += format_others(session.others())
     elif outcome.kind == "running":
         lines.append(
             f"still running after {waited:g}s (no breakpoint hit yet); the session stays usable: "
@@ -244,6 +262,9 @@ def outcome_result(
         "outcome": outcome.kind,
         "stop": stop_data(root, session.stop) if outcome.kind == "stopped" else None,
         "exit_code": session.exit_code if outcome.kind == "exited" else None,
+        "also_stopped": [{"thread_id": o.thread_id, "reason": o.reason} for o in session.others()]
+        if outcome.kind == "stopped"
+        else [],
     }
     return Result("\n".join(lines), data=data)
 
@@ -297,14 +318,14 @@ async def op_status(sup: DebugSupervisor, args: DebugArgs) -> Result:
                 lines.append(f"could not read where it stopped: {exc}")
             if stop is not None:
                 lines += format_stop(sup.root, stop)
+                lines += format_others(session.others())
         elif session.state == "running":
             lines.append("running; `pause` to stop it")
         elif not session.live:
             lines.append(session.describe_end())
         left = sup.ttl_left()
         if left is not None:
-            whole = int(left)
-            lines.append(f"TTL: {whole // 60}m{whole % 60:02d}s left (of {sup.ttl / 60:g} min)")
+            lines.append(f"TTL: {_mmss(left)} left (of {_mmss(sup.ttl)})")
         data = {
             "state": session.state,
             "adapter": session.adapter.id,
@@ -316,6 +337,11 @@ async def op_status(sup: DebugSupervisor, args: DebugArgs) -> Result:
     return Result("\n".join(lines), data=data)
 
 
+def _mmss(seconds: float) -> str:
+    whole = int(seconds)
+    return f"{whole // 60}:{whole % 60:02d}"
+
+
 def _breakpoint_view(sup: DebugSupervisor) -> dict[Path, list[Breakpoint]]:
     """Adapter answers while a session lives, else the lines asked for."""
     session = sup.session
@@ -324,7 +350,7 @@ def _breakpoint_view(sup: DebugSupervisor) -> dict[Path, list[Breakpoint]]:
         if session is not None and session.live and path in session.breakpoints:
             view[path] = session.breakpoints[path]
         else:
-            view[path] = [Breakpoint(line=n, verified=True) for n in lines]
+            view[path] = [Breakpoint(line=n, pending=True) for n in lines]
     return view
 
 
@@ -347,8 +373,8 @@ async def op_breakpoints(sup: DebugSupervisor, args: DebugArgs) -> Result:
         return Result(f"cleared breakpoints in {rel}", data=[])
     if states is None:
         return Result(
-            f"{rel}: lines {', '.join(map(str, wanted))} set for the next launch "
-            "(the adapter resolves them then)",
+            f"{rel}: lines {', '.join(map(str, wanted))} pending (sent at launch; "
+            "the adapter resolves them then)",
             data=[{"file": rel, "line": n, "verified": None} for n in wanted],
         )
     return Result(
@@ -360,6 +386,14 @@ async def op_breakpoints(sup: DebugSupervisor, args: DebugArgs) -> Result:
 async def op_launch(sup: DebugSupervisor, args: DebugArgs) -> Result:
     program = _need(args.program, "launch", "program", "a script, executable or Go package")
     path = resolve_path(sup.root, program, must_exist=True)
+    if not path.is_dir():
+        check_regular(path, sup.root)  # a FIFO would block the adapter choice and the adapter
+    for i, arg in enumerate(args.args or []):
+        if "\x00" in arg:
+            raise ToolError(
+                f"args[{i}] holds a NUL character ({cap_value(repr(arg), 80)}): a process argument "
+                "cannot contain NUL; remove it"
+            )
     outcome = await sup.launch(path, list(args.args or []), args.adapter)
     session = sup.live_session()
     head = [f"launched {session.target} with {session.adapter.id}"]
@@ -413,6 +447,18 @@ def _stopped(sup: DebugSupervisor, op: str) -> Session:
     return session
 
 
+def _thread_state(session: Session, thread: Any) -> str:
+    """A thread's own stop reason, else what the adapter said about the others."""
+    if session.state != "stopped":
+        return session.state
+    stop = session.stopped.get(thread) if isinstance(thread, int) else None
+    if stop is None and session.stop is not None and session.stop.thread_id == thread:
+        stop = session.stop
+    if stop is not None:
+        return f"stopped: {stop.reason}"
+    return "suspended" if session.all_stopped else "running or suspended (adapter did not say)"
+
+
 async def op_threads(sup: DebugSupervisor, args: DebugArgs) -> Result:
     session = sup.live_session()
     if not session.live:
@@ -420,10 +466,14 @@ async def op_threads(sup: DebugSupervisor, args: DebugArgs) -> Result:
     body = await session.call("threads")
     threads = [t for t in body.get("threads") or [] if isinstance(t, dict)]
     kept, note = cap_items(threads, THREADS_CAP)
-    lines = [f"thread {t.get('id')}: {cap_value(str(t.get('name', '')), 200)}" for t in kept]
+    states = {t.get("id"): _thread_state(session, t.get("id")) for t in kept}
+    lines = [
+        f"thread {t.get('id')}: {cap_value(str(t.get('name', '')), 200)} [{states[t.get('id')]}]"
+        for t in kept
+    ]
     if note:
         lines.append(note)
-    data = [{"id": t.get("id"), "name": t.get("name")} for t in kept]
+    data = [{"id": t.get("id"), "name": t.get("name"), "state": states[t.get("id")]} for t in kept]
     return Result("\n".join(lines) or "no threads", data=data)
 
 
