@@ -56,6 +56,8 @@ async def test_bridge_from_javascript(tmp_path: Path) -> None:
     async with open_run(tmp_path) as run:
         read = await js(run, "tool('read', {path: 'notes.txt'}).text.split('\\n')[1]")
         assert read.text == '"beta"'
+        shown = await js(run, "tool('read', {path: 'notes.txt'})")
+        assert shown.text == "alpha\nbeta", shown.text  # the tool's text, not a repr
         batch = await js(
             run, "tools([['echo', {text: 'a'}], 'picture', ['read', {path: 'x'}]]).map(r => r.ok)"
         )
