@@ -115,7 +115,7 @@ async def test_a_timed_out_pool_search_kills_its_workers_and_the_next_call_runs(
     big_tree(root, 1500)
     options = {
         "astgrep": {"workers": 2, "inline_bytes": 1024},
-        "call_timeouts": {"ast_grep": 3.0},
+        "call_timeouts": {"ast_grep": BOUND},
     }
     async with host().open_run(root, options=options) as run:
         res = run.resources["astgrep"]
@@ -124,11 +124,13 @@ async def test_a_timed_out_pool_search_kills_its_workers_and_the_next_call_runs(
         first = {"pattern": "$F($$$A)", "path": "gen/m0000.py", "max_results": 0}
         warm = await call(run, "ast_grep", first)
         assert not warm.is_error and res._pool_ready(), warm.text
+        run.options["call_timeouts"]["ast_grep"] = 1.0  # far less than 15 MB of enumeration
         timed_out = await call(run, "ast_grep", {"pattern": "$F($$$A)", "max_results": 0})
         assert timed_out.is_error and "timed out" in timed_out.text
         pool = res._pool
         assert pool is not None and pool.started_pids
         assert_gone(pool.started_pids, within=10.0)  # killed at the timeout, not left parsing
+        run.options["call_timeouts"]["ast_grep"] = BOUND
         after = await call(run, "ast_grep", {"pattern": "compute($A)", "max_results": 0})
         assert not after.is_error, after.text
         assert [m["file"] for m in after.data["matches"]] == ["a.py"]
