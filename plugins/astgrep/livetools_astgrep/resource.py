@@ -28,6 +28,7 @@ if TYPE_CHECKING:
 
 T = TypeVar("T")
 PATTERN_CACHE = 256
+STAGED_EDITS = 32  # unresolved ast_edits kept per run
 WARM_POOL_BYTES = 64 * 1024  # once the workers run (caches warm), they take all but tiny jobs
 HEAD_BYTES = 512 * 1024  # a limited search tries this much in-process before starting workers
 SLICE_BYTES = 128 * 1024  # searched in-process at a time while the workers start
@@ -115,9 +116,20 @@ class EditLedger:
     counter: int = 0
 
     def add(self, staged: Staged) -> str:
+        """Keep at most STAGED_EDITS unresolved edits (each holds its files twice): the oldest
+        expires, and resolving it says so."""
         self.counter += 1
         edit_id = f"edit_{self.counter}"
         self.staged[edit_id] = staged
+        while len(self.staged) > STAGED_EDITS:
+            oldest = next(iter(self.staged))
+            del self.staged[oldest]
+            self.resolved[oldest] = (
+                f"expired: only the {STAGED_EDITS} most recent staged edits are kept; "
+                "call ast_edit again to stage it"
+            )
+        while len(self.resolved) > 10 * STAGED_EDITS:
+            del self.resolved[next(iter(self.resolved))]
         return edit_id
 
 
