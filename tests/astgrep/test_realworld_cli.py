@@ -21,6 +21,7 @@ KNOWN: dict[tuple[str, str], str] = {
     ("typescript", "export * from $M"): ALONE,
     ("java", "catch (IOException $E) { $$$ }"): ALONE,
     ("c", "else { $$$ }"): ALONE,
+    ("cpp", "[$$$C]($$$P) { $$$ }"): ALONE,
     ("python", "raise $E($$$)"): TRAILING + ": `raise E() from e`",
     ("python", "try: $$$B\nexcept $E: $$$H"): TRAILING,
     ("python", "if $C: $$$B"): TRAILING + ": an `if` with `elif`/`else`",

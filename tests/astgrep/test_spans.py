@@ -253,6 +253,8 @@ def test_dart_seed_examples(tmp_path):
 
 
 JAVA_CATCH = "class A { void f() { try { g(); } catch (IOException e) { h(); } } }\n"
+CPP_LAMBDA = "void f() { auto g = [&](int x) { return x; }; }\n"
+GO_CASES = "package p\nfunc f() {\n\tswitch x {\n\tcase 1:\n\t\tg()\n\tcase 2:\n\t}\n}\n"
 NOT_REFUSED = [
     ("typescript", "import $X from $M", "import a from 'b';\nlet x = 1;\n", ["import a from 'b';"]),
     ("java", "@Override", "class A {\n  @Override\n  String s() { return s; }\n}\n", ["@Override"]),
@@ -260,6 +262,8 @@ NOT_REFUSED = [
     ("python", "@click.command()", "@click.command()\ndef f():\n    pass\n", ["@click.command()"]),
     ("java", "catch (IOException $E) { $$$ }", JAVA_CATCH, ["catch (IOException e) { h(); }"]),
     ("c", "else { $$$ }", "void f(void) { if (a) { b(); } else { c(); } }\n", ["else { c(); }"]),
+    ("cpp", "[$$$C]($$$P) { $$$ }", CPP_LAMBDA, ["[&](int x) { return x; }"]),
+    ("go", "case $X: $$$B", GO_CASES, ["case 1:\n\t\tg()\n", "case 2:"]),
 ]  # fmt: skip
 
 
@@ -282,3 +286,11 @@ def test_unclosed_call_is_refused():
     for pattern in ("f($A", "f($$$A"):
         with pytest.raises(PatternError):
             compile_pattern("python", pattern)
+
+
+async def test_max_results_as_a_string_is_refused(tmp_path):
+    """§3: `max_results: "5"` is a usage error naming the argument, not coerced."""
+    (tmp_path / "a.py").write_text("f(x)\n")
+    async with host().open_run(tmp_path) as run:
+        result = await run.call("ast_grep", {"pattern": "f($A)", "max_results": "5"})
+    assert result.is_error and "max_results" in result.text

@@ -156,7 +156,11 @@ _TUNED: dict[str, dict[str, Any]] = {
             "void _(void) {\nswitch (_) {\n{}\n}\n}",
             _C_ELSE,
         ),
-        "prefer": ((r"(public|private|protected)\s*:", "class _ {\n{}\n};"), (r"else\b", _C_ELSE)),
+        "prefer": (
+            (r"(public|private|protected)\s*:", "class _ {\n{}\n};"),
+            (r"else\b", _C_ELSE),
+            (r"\[", _C_LIKE_BODY[1]),  # a lambda, not a declaration with attributes
+        ),
         "aliases": ("c++", "cxx"),
     },
     "rust": {

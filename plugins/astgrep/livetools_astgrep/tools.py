@@ -42,7 +42,7 @@ class AstGrepArgs(BaseModel):
     pattern: str = Field(description="Code with $NAME (one node), $$$NAME (zero or more)")
     path: str = Field(".", description="File or directory")
     language: str = Field("", description="Default: from file extensions")
-    max_results: int = Field(50, ge=0, description="0 = all")
+    max_results: int = Field(50, ge=0, strict=True, description="0 = all")
 
 
 class AstEditArgs(BaseModel):
