@@ -294,3 +294,15 @@ async def test_max_results_as_a_string_is_refused(tmp_path):
     async with host().open_run(tmp_path) as run:
         result = await run.call("ast_grep", {"pattern": "f($A)", "max_results": "5"})
     assert result.is_error and "max_results" in result.text
+
+
+async def test_lowercase_metavariable_hint_and_cuda_files(tmp_path):
+    """§3 small: the `$name` hint comes with every result of a pattern holding `$lowercase`
+    (where `$name` is an identifier, it compiles); `.cu` is C++ as for the CLI."""
+    (tmp_path / "a.ts").write_text("f($x);\nf(y);\n")
+    (tmp_path / "k.cu").write_text("void k() { launch(1); }\n")
+    async with host().open_run(tmp_path) as run:
+        found = await run.call("ast_grep", {"pattern": "f($x)", "path": "a.ts"})
+        cuda = await run.call("ast_grep", {"pattern": "launch($A)", "path": "k.cu"})
+    assert "$x is not a metavariable" in found.text, found.text
+    assert not cuda.is_error and cuda.data["matches"][0]["language"] == "cpp", cuda.text

@@ -147,7 +147,12 @@ _TUNED: dict[str, dict[str, Any]] = {
         "prefer": ((r"else\b", _C_ELSE),),
     },
     "cpp": {
-        "ext": (".cc", ".cpp", ".cxx", ".c++", ".hh", ".hpp", ".hxx", ".h++", ".ipp", ".tpp"),
+        # `.cu`/`.cuh` as C++, as the ast-grep CLI reads them (the pack's cuda grammar stays
+        # available by name).
+        "ext": (
+            *(".cc", ".cpp", ".cxx", ".c++", ".hh", ".hpp", ".hxx", ".h++", ".ipp", ".tpp"),
+            *(".cu", ".cuh"),
+        ),
         "mv": C_MV,
         "ctx": (
             *_C_LIKE_BODY,
@@ -241,7 +246,7 @@ _PACK_EXT: dict[str, tuple[str, ...]] = {
     "r": (".r", ".R"),
     "perl": (".pl", ".pm"),
     "objc": (".m", ".mm"),
-    "cuda": (".cu", ".cuh"),
+    "cuda": (),
     "d": (".d",),
     "zig": (".zig",),
     "nim": (".nim",),

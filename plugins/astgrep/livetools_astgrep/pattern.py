@@ -57,6 +57,7 @@ class Pattern:
     multi_names: frozenset[str] = field(default_factory=frozenset)
     # The kind id of the root's implicit terminator: a match ends before it (see PNode.implicit).
     trim_kind: int | None = None
+    hint: str = ""  # said with every result: `$name` is not a metavariable
 
     @property
     def is_sequence(self) -> bool:
@@ -68,7 +69,7 @@ class Pattern:
 
     def describe(self) -> str:
         kinds = " ".join(n.meta.source() if n.meta else n.kind for n in self.nodes)
-        return f"{kinds} (context: {context_label(self.context)})"
+        return f"{kinds} (context: {context_label(self.context)}){self.hint}"
 
 
 def context_label(context: str) -> str:
@@ -365,4 +366,5 @@ class Compiler:
             names=tuple(names),
             multi_names=frozenset(multi),
             trim_kind=last.kind_id if last is not None and last.implicit else None,
+            hint=metavars.lowercase_hint(fragment),
         )
