@@ -51,6 +51,13 @@ def scrub(text: str) -> str:
     return _SURROGATE.sub(REPLACEMENT, text) if _SURROGATE.search(text) else text
 
 
+def scrub_json(value: Any) -> Any:
+    """A parsed JSON value with lone surrogates replaced everywhere (keys included): what the
+    text faces hand a run, so no tool sees a str that UTF-8 cannot hold. RecursionError for a
+    value nested past the encoder."""
+    return json.loads(scrub(json.dumps(value, ensure_ascii=False)))
+
+
 def plain_json(value: Any) -> Any:
     """`value` as plain JSON (str for anything json cannot hold, surrogates replaced). Faces
     put tool data on a wire that must never fail on it; a value json cannot walk (nested past

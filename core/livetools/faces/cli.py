@@ -19,7 +19,7 @@ from typing import Any
 
 from ..host import Host
 from ..ports import Ports
-from ..results import json_line, scrub
+from ..results import json_line, scrub, scrub_json
 from ..run import Run, is_usage_error
 from ..schemas import FORMATS
 from ..tiers import ENV_WORKER, Surface, inherited_ceiling, parse_surface
@@ -143,6 +143,9 @@ async def cmd_tools(args: argparse.Namespace) -> int:
 async def cmd_call(args: argparse.Namespace) -> int:
     try:
         call_args = json.loads(args.args) if args.args else {}
+        # Lone surrogates (a JSON escape, or bytes argv could not decode) become U+FFFD, as
+        # the session and serve faces do.
+        call_args = scrub_json(call_args)
     except RecursionError:
         raise UsageError("ARGS_JSON is nested too deeply") from None
     except ValueError as exc:

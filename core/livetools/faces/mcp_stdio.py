@@ -21,7 +21,7 @@ import os
 from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING, Any, BinaryIO
 
-from ..results import json_line, scrub
+from ..results import json_line, scrub_json
 from .lines import LineReader
 
 if TYPE_CHECKING:
@@ -81,7 +81,7 @@ def triage(line: str) -> tuple[Any, dict[str, Any] | None]:
     try:
         obj = json.loads(text)
         # One walk that also replaces lone surrogates everywhere (keys included).
-        obj = json.loads(scrub(json.dumps(obj, ensure_ascii=False)))
+        obj = scrub_json(obj)
     except RecursionError:
         return None, error_response(types.PARSE_ERROR, "Parse error: JSON nested too deeply")
     except ValueError as exc:

@@ -16,7 +16,7 @@ import json
 import sys
 from typing import Any
 
-from ..results import json_line, scrub
+from ..results import json_line, scrub_json
 from ..run import Run
 from ..tiers import Surface
 from .lines import LineReader
@@ -39,7 +39,7 @@ def parse_request(line: str) -> tuple[Any, str, dict[str, Any]]:
         # Lone surrogates (legal JSON, not text) become U+FFFD on the way in, as in `serve`.
         request = json.loads(line)
         if "\\u" in line:  # only an escape can make one
-            request = json.loads(scrub(json.dumps(request, ensure_ascii=False)))
+            request = scrub_json(request)
     except RecursionError:
         raise ValueError(f"JSON nested too deeply; expected {REQUEST_SHAPE}") from None
     except ValueError as exc:
