@@ -352,3 +352,41 @@ async def test_launch_refuses_fifo_program_and_nul_args(tmp_path: Path, open_deb
     assert time.monotonic() - started < 30
     nul = await dbg.err("launch", program="app.py", args=["ok", "a\x00b"])
     assert "args[1] holds a NUL" in nul.text and "Traceback" not in nul.text
+
+
+async def test_output_and_variables_page(tmp_path: Path, open_debugger) -> None:
+    root = copy_project("py", tmp_path)
+    (root / "many.py").write_text(
+        "for i in range(200_000):\n    print(f'line {i}')\nbig = list(range(500))\nprint('end')\n"
+    )
+    dbg = await open_debugger(root)
+    await dbg.ok("breakpoints", file="many.py", lines=[4])
+    result = await dbg.ok("launch", program="many.py")
+    assert result.data["stop"]["frame"]["line"] == 4
+    for _ in range(200):  # output travels a pipe the stop does not wait for
+        tail = await dbg.ok("output")
+        if "line 199999" in tail.text:
+            break
+        await asyncio.sleep(0.1)
+    assert tail.text.rstrip().endswith("line 199999")
+    assert "for earlier" in tail.text
+    first = await dbg.ok("output", start=0)  # the head fell out of the ring: said so
+    assert "fell out of the buffer" in first.text and "for the next page" in first.text
+    page = await dbg.ok("output", start=first.data["end"])
+    assert page.data["start"] == first.data["end"]
+    back = await dbg.ok("output", start=-100)
+    assert back.data["end"] == back.data["total"]
+
+    stack = await dbg.ok("stack")
+    scopes = await dbg.ok("scopes", frame_id=stack.data["frames"][0]["id"])
+    ref = next(s["reference"] for s in scopes.data if s["name"].startswith("Globals"))
+    glob = await dbg.ok("variables", reference=ref)
+    big = next(v for v in glob.data["variables"] if v["name"] == "big")["reference"]
+    head = await dbg.ok("variables", reference=big)
+    assert "start=50 for the next page" in head.data["note"]
+    page2 = await dbg.ok("variables", reference=big, start=50)
+    names = [v["name"] for v in head.data["variables"] + page2.data["variables"]]
+    assert len(names) == len(set(names)) == 100  # two pages, no overlap
+    # debugpy itself gives the first 100 items of a long list (plus len and groups): said so
+    rest = await dbg.ok("variables", reference=big, start=100)
+    assert rest.data["note"] is None or "more" in rest.data["note"]

@@ -43,7 +43,7 @@ async def test_breakpoint_inspect_steps_output_and_exit(go_project: Path, open_d
     assert "more characters" in by_name["text"]["value"]  # a 1000-char string, capped at 400
     items = await dbg.ok("variables", reference=by_name["items"]["reference"])
     assert len(items.data["variables"]) == 50  # dlv sends 64 whatever `count` says
-    assert items.data["note"] == "truncated: 50 more"
+    assert items.data["note"] == "truncated: 50 more; start=50 for the next page"
     assert (await dbg.ok("evaluate", expression="len(items)")).text.startswith("100")
     missing = await dbg.err("evaluate", expression="result")  # not in scope yet
     assert "result" in missing.text

@@ -50,7 +50,7 @@ async def test_breakpoint_inspect_steps_and_exit(c_project: Path, open_debugger)
     assert len(by_name["text"]["value"]) <= 460  # a char[1200] summary, capped
     items = await dbg.ok("variables", reference=by_name["items"]["reference"])
     assert len(items.data["variables"]) == 50
-    assert items.data["note"] == "truncated: 50 more"
+    assert items.data["note"] == "truncated: 50 more; start=50 for the next page"
     assert (await dbg.ok("evaluate", expression="items[3] + items[4]")).text.startswith("7")
 
     step = await dbg.ok("step_in")

@@ -79,6 +79,9 @@ class DebugArgs(BaseModel):
     frame_id: int | None = None
     reference: int | None = Field(None, description="variables: a ref from scopes/variables")
     expression: str | None = None
+    start: int | None = Field(
+        None, description="output/variables: page from here (output: <0 = tail)"
+    )
 
     @classmethod
     def model_json_schema(cls, *args: Any, **kwargs: Any) -> dict[str, Any]:
@@ -539,16 +542,20 @@ async def op_variables(sup: DebugSupervisor, args: DebugArgs) -> Result:
         raise ToolError(
             f"unknown reference {ref}: " + _known(session.refs, "reference", "scopes/variables")
         )
-    body = await session.call(
-        "variables", {"variablesReference": ref, "start": 0, "count": MAX_FETCH_CHILDREN}
-    )
-    children = [v for v in body.get("variables") or [] if isinstance(v, dict)]
-    kept, note = cap_items(children, CHILDREN_CAP)
+    first = max(args.start or 0, 0)
     total = session.refs[ref].total
-    if total is not None and total > len(children):
-        note = f"truncated: {total - len(kept)} more"
-    elif len(children) >= MAX_FETCH_CHILDREN:
-        note = f"truncated: {len(children) - len(kept)} or more"
+    # Paged here, over the child list the adapter gives from 0: debugpy ignores start and count.
+    request = {"variablesReference": ref, "start": 0, "count": MAX_FETCH_CHILDREN + first}
+    body = await session.call("variables", request)
+    children = [v for v in body.get("variables") or [] if isinstance(v, dict)]
+    kept = children[first : first + CHILDREN_CAP]
+    after = first + len(kept)
+    known = max(total or 0, len(children))
+    note = None
+    if known > after:
+        note = f"truncated: {known - after} more; start={after} for the next page"
+    elif first and not kept:
+        note = f"start={first} is past the last child ({len(children)})"
     for v in kept:
         child = int(v.get("variablesReference") or 0)
         if child:
@@ -598,14 +605,36 @@ async def op_evaluate(sup: DebugSupervisor, args: DebugArgs) -> Result:
 
 
 async def op_output(sup: DebugSupervisor, args: DebugArgs) -> Result:
+    """A page of the output stream. Offsets count every character ever written, so a page
+    stays put while the ring moves on; the default is the tail."""
     session = sup.live_session()
     ring = session.output
-    text = ring.text()
-    if not text:
-        return Result("no output yet", data={"output": "", "dropped": ring.dropped})
-    shown = cap_text(text.rstrip("\n"), OUTPUT_CAP, tail=OUTPUT_CAP - 1000)  # errors come last
-    head = f"(the first {ring.dropped} characters fell out of the buffer)\n" if ring.dropped else ""
-    return Result(head + shown, data={"output": shown, "dropped": ring.dropped})
+    total, dropped = ring.total, ring.dropped
+    if total == 0:
+        return Result("no output yet", data={"output": "", "dropped": 0, "total": 0})
+    held = ring.text()
+    if args.start is None:
+        begin = max(total - OUTPUT_CAP, dropped)
+    elif args.start < 0:
+        begin = max(total + args.start, dropped)
+    else:
+        begin = args.start
+    head = []
+    if begin < dropped:
+        head.append(f"(characters 0..{dropped} fell out of the buffer; it starts at {dropped})")
+        begin = dropped
+    end = min(begin + OUTPUT_CAP, total)
+    page = held[begin - dropped : end - dropped]
+    if begin > dropped:
+        head.append(
+            f"(characters {begin}..{end} of {total}; "
+            f"start={max(begin - OUTPUT_CAP, dropped)} for earlier)"
+        )
+    if end < total:
+        page += f"\n... truncated: {total - end} more characters; start={end} for the next page"
+    text = "\n".join([*head, page.rstrip("\n")])
+    data = {"output": page, "start": begin, "end": end, "total": total, "dropped": dropped}
+    return Result(text, data=data)
 
 
 async def op_terminate(sup: DebugSupervisor, args: DebugArgs) -> Result:
