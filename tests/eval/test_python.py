@@ -110,6 +110,13 @@ async def test_huge_output_keeps_head_and_tail_with_one_marker(tmp_path: Path) -
         assert many.text.count("… [truncated: ") == 1
 
 
+async def test_printed_lone_surrogate_is_replaced_not_a_traceback(tmp_path: Path) -> None:
+    async with open_run(tmp_path) as run:
+        printed = await cell(run, "print('a\\ud800b')")
+        assert (printed.text, printed.is_error) == ("a?b", False)
+        assert (await cell(run, "1 + 1")).text == "2"
+
+
 async def test_help_page_and_input_gets_eof(tmp_path: Path) -> None:
     async with open_run(tmp_path) as run:
         helped = await cell(run, "len?")

@@ -326,6 +326,20 @@ def _livetools_setup(marker, ipython):
         ask=ask,
         time=time,
     )
+    session = getattr(kernel, "session", None)
+    if session is not None:
+        packer = session.pack
+
+        def pack(obj):
+            # A lone surrogate in printed text makes jupyter_client's packer raise inside the
+            # output thread: the output is lost and a traceback takes its place. Replace it.
+            try:
+                return packer(obj)
+            except UnicodeEncodeError:
+                text = json.dumps(obj, default=str, ensure_ascii=False, allow_nan=False)
+                return text.encode("utf-8", "replace")
+
+        session.pack = pack
     names = {"tool": tool, "tools": tools, "ToolError": ToolError, "__livetools__": helpers}
     if shell is None:
         names["get_ipython"] = lambda: Shim()
