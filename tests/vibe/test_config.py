@@ -121,3 +121,11 @@ def test_cli_lists_vibe_tools_only_with_vibe_and_within_the_schema_budget(tmp_pa
 def test_schema_budget():
     schema = json.dumps(export(make_tools(), "mcp"), separators=(",", ":"))
     assert len(schema) <= SCHEMA_BUDGET, len(schema)
+
+
+def test_a_fifo_config_file_never_blocks_loading(tmp_path):
+    """A FIFO named .livetools.toml is skipped (is_file is false) or refused, never opened."""
+    os.mkfifo(tmp_path / ".livetools.toml")
+    (tmp_path / "pyproject.toml").write_text("[tool.livetools.vibe]\nmax_workers = 2\n")
+    config = load(tmp_path, {}, {})
+    assert config.max_workers == 2

@@ -18,6 +18,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from livetools.files import PathError, read_text_sync
+
 TIERS = ("fast", "good")
 ENV_PREFIX = "LIVETOOLS_VIBE_"
 DEFAULT_MAX_WORKERS = 2
@@ -74,8 +76,9 @@ def _toml_table(path: Path, keys: tuple[str, ...], config: VibeConfig) -> dict[s
     if not path.is_file():
         return None
     try:
-        data: Any = tomllib.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+        # FIFO-safe: a pipe named pyproject.toml must not block run start
+        data: Any = tomllib.loads(read_text_sync(path, limit=1 << 20))
+    except (OSError, PathError, tomllib.TOMLDecodeError) as exc:
         config.problems.append(f"{path.name}: cannot read: {exc}")
         return None
     for key in keys:
