@@ -84,7 +84,9 @@ async def test_pause_crash_stdin_and_leaks(c_project: Path, open_debugger) -> No
     assert crashed.data["stop"]["reason"] == "exception"
     assert "SIGSEGV" in crashed.data["stop"]["text"]
     assert crashed.data["stop"]["frame"]["line"] == line_of(root / "main.c", "*p = 1")
-    await dbg.ok("terminate")
+    ended = await dbg.ok("continue")
+    assert ended.data["exit_code"] == 11
+    assert "exited with signal SIGSEGV (code 11)" in ended.text, ended.text
 
     # The debuggee's stdin is /dev/null: a read sees EOF instead of blocking on the pty.
     result = await dbg.ok("launch", program="app", args=["stdin"])
@@ -161,3 +163,18 @@ async def test_attach_to_lldb_server(c_project: Path, open_debugger) -> None:
     finally:
         await server.aclose(grace=0)
     assert session_members(server.pid) == []
+
+
+async def test_unverified_line_in_a_debug_build_gets_no_build_hint(
+    c_project: Path, open_debugger
+) -> None:
+    root = c_project
+    dbg = await open_debugger(root)
+    call_line = line_of(root / "main.c", "/* call total */")
+    await dbg.ok("breakpoints", file="main.c", lines=[1, call_line])
+    result = await dbg.ok("launch", program="app")
+    marks = {bp["line"]: bp for bp in result.data["breakpoints"]}
+    assert marks[call_line]["verified"] is True
+    assert marks[1]["verified"] is False  # the #include line
+    assert "no code at this line" in marks[1]["message"] and "-g" not in marks[1]["message"]
+    await dbg.ok("terminate")

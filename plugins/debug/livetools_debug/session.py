@@ -111,6 +111,7 @@ class Session:
         self.capabilities: dict[str, Any] = {}
         self.stop: Stop | None = None  # the stop results report (the first since a resume)
         self.stopped: dict[int, Stop] = {}  # every thread stopped with a reason, by thread id
+        self.signal: str | None = None  # the last signal a stop named (SIGSEGV)
         self.all_stopped = False  # the adapter said allThreadsStopped: the others are suspended
         self.exit_code: int | None = None
         self.debuggee_pid: int | None = None
@@ -187,6 +188,9 @@ class Session:
                 description=description if isinstance(description, str) else None,
                 text=body.get("text") if isinstance(body.get("text"), str) else None,
             )
+            named = re.search(r"\bSIG[A-Z0-9]+", f"{description} {body.get('text')}")
+            if named:
+                self.signal = named.group(0)  # an exit code that equals it is that signal
             if body.get("allThreadsStopped"):
                 self.all_stopped = True
             # One slot per thread: a second thread's stop while stopped is kept, not overwritten
@@ -252,8 +256,17 @@ class Session:
                     bp.update(body)
                     self._hint(bp)
 
-    def _hint(self, bp: Breakpoint) -> None:
-        if not bp.verified and not bp.message:
+    def _hint(self, bp: Breakpoint, peers: list[Breakpoint] | None = None) -> None:
+        """The adapter's message, else our hint; the build hint only when no breakpoint of the
+        session verified (one that did proves the binary has debug info)."""
+        if bp.verified or bp.message:
+            return
+        known = [b for states in self.breakpoints.values() for b in states] + (peers or [])
+        if any(b.verified for b in known):
+            bp.message = (
+                "the adapter found no code at this line (a blank, comment or #include line?)"
+            )
+        else:
             bp.message = self.adapter.unverified_hint
 
     def others(self) -> list[Stop]:
@@ -531,7 +544,8 @@ class Session:
         for bp, answer in zip(states, body.get("breakpoints") or [], strict=False):
             if isinstance(answer, dict):
                 bp.update(answer)
-            self._hint(bp)
+        for bp in states:
+            self._hint(bp, states)
         if states:
             self.breakpoints[path] = states
         else:
@@ -703,9 +717,22 @@ class Session:
             return f"cannot {op}: the debuggee is running; `pause` first (or `continue` to wait)"
         return f"cannot {op}: {self.describe_end()}"
 
+    def exit_text(self) -> str:
+        """'code 3', or 'signal SIGSEGV (code 11)' when the code is the signal a stop named."""
+        code = self.exit_code
+        if code is None:
+            return "code unknown"
+        if self.signal:
+            import signal as signals
+
+            number = getattr(signals, self.signal, None)
+            if number is not None and code in (int(number), 128 + int(number), -int(number)):
+                return f"signal {self.signal} (code {code})"
+        return f"code {code}"
+
     def describe_end(self) -> str:
         if self.state == "exited":
-            code = "" if self.exit_code is None else f" with code {self.exit_code}"
+            code = "" if self.exit_code is None else f" with {self.exit_text()}"
             return f"the debuggee exited{code}; launch again"
         if self.state == "expired":
             return "the session expired (TTL) and was ended; launch again"

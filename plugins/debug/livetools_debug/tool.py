@@ -250,8 +250,7 @@ def outcome_result(
             "`pause` to stop it, `status` to check, `output` to read what it printed"
         )
     elif outcome.kind == "exited":
-        code = "unknown" if session.exit_code is None else str(session.exit_code)
-        lines.append(f"exited with code {code}; the session is over")
+        lines.append(f"exited with {session.exit_text()}; the session is over")
     else:
         lines.append(session.describe_end())
     if outcome.note:
