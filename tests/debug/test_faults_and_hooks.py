@@ -154,3 +154,14 @@ async def test_tcp_adapter_we_connect_to_and_builtin_override(
     sids, _ = dbg.processes()
     await dbg.ok("terminate")
     assert_gone(sids)
+
+
+def test_adapter_noise_stays_out_of_the_program_output(tmp_path: Path) -> None:
+    """debugpy's "thread._ident is None" complaint arrives as the debuggee's stderr on demand
+    only by chance, so its output event is fed to a real session object directly."""
+    from livetools_debug.session import Session
+
+    session = Session(DEBUGPY, tmp_path, request="launch", target="x.py")
+    noise = "pydevd: thread._ident is None in _get_related_thread!\n"
+    session._on_event("output", {"category": "stderr", "output": f"before\n{noise}after\n"})
+    assert session.output.text() == "before\nafter\n"

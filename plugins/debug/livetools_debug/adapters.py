@@ -63,7 +63,7 @@ class Adapter:
     dial_in: bool = False
     exception_filters: tuple[str, ...] = ()  # enabled when the adapter declares them
     stdout_is_output: bool = False  # the adapter's own stdout carries the debuggee's output
-    stdout_ignore: str | None = None  # regex of adapter chatter lines on that stdout
+    stdout_ignore: str | None = None  # regex of adapter chatter lines in the program's output
     exit_pattern: str | None = None  # regex with one group: exit code in console output
     evaluate_context: str = "repl"
     unverified_hint: str | None = None  # shown when a breakpoint is unverified without a message
@@ -169,6 +169,8 @@ DEBUGPY = Adapter(
     attach_config=_debugpy_attach,
     attach_direct=True,
     exception_filters=("uncaught",),
+    # pydevd's own complaints, written to the debuggee's stderr
+    stdout_ignore=r"thread\._ident is None in _get_related_thread!",
     description="Python (debugpy, shipped with the plugin)",
 )
 

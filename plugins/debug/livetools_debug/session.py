@@ -231,6 +231,9 @@ class Session:
         if category == "telemetry" or not isinstance(text, str):
             return
         if category in ("stdout", "stderr"):
+            if self._ignore_re and self._ignore_re.search(text):  # adapter noise, not the program's
+                kept = text.splitlines(keepends=True)
+                text = "".join(t for t in kept if not self._ignore_re.search(t))
             self.output.write(text)
             return
         for line in text.replace("\r\n", "\n").splitlines():
