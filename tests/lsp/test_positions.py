@@ -48,3 +48,20 @@ def test_line_index_handles_crlf_and_clamps() -> None:
     start = index.offset({"line": 2, "character": col}, "utf-16")
     assert TEXT[start : start + 5] == "total"
     assert index.offset({"line": 99, "character": 0}, "utf-16") == len(TEXT)
+
+
+def test_dotted_symbol_addresses_its_last_component() -> None:
+    text = "import os\nx = os.path.basename(p)\n"
+    spot = locate(text, 2, "os.path.basename", "a.py")
+    assert text.splitlines()[1][spot.index :].startswith("basename(")
+    assert spot.ident == "basename" and not spot.partial and spot.note is None
+
+
+def test_a_substring_inside_an_identifier_says_so() -> None:
+    text = "def format_filename(filename, shorten=False):\n"
+    spot = locate(text, 1, "name", "a.py")
+    assert spot.partial and spot.ident == "format_filename"
+    assert spot.note is not None and 'matched inside "format_filename"' in spot.note
+    assert "identifiers on the line: def, format_filename, filename, shorten, False" in spot.note
+    whole = locate(text, 1, "filename", "a.py")
+    assert not whole.partial and whole.index == text.index("(") + 1

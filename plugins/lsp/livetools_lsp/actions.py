@@ -9,6 +9,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field
 
 from livetools import CallContext, Result, ToolError, cap_items, cap_text, relpath, resolve_path
+from livetools.files import check_regular
 
 from .checker import run_checkers
 from .ledger import SEVERITY, significant, to_item
@@ -109,12 +110,14 @@ def _file_path(sup: Supervisor, file: str, action: str) -> Path:
     path = resolve_path(sup.root, file, must_exist=True)
     if path.is_dir():
         raise ToolError(f"{file} is a directory; pass a file")
+    check_regular(path, sup.root)
     return path
 
 
 async def _position(
     server: LanguageServer, path: Path, line: int, symbol: str, rel: str
 ) -> tuple[dict[str, Any], Any]:
+    await server.refresh()
     doc, _ = await server.sync(path)
     spot = locate(doc.text, line, symbol, rel)
     lines = split_lines(doc.text)
@@ -183,6 +186,7 @@ async def diagnostics(sup: Supervisor, path: Path) -> Result:
     rel = relpath(sup.root, path)
     server = await sup.server_for(path)
     first = path_uri(path) not in server.documents
+    await server.refresh()
     doc, _ = await server.sync(path)
     bound = server.spec.first_diagnostics if first else max(WARM_DIAGNOSTICS, 5.0)
     raw = await server.diagnostics(doc, bound)
@@ -232,6 +236,7 @@ async def symbols(sup: Supervisor, args: LspArgs) -> Result:
     method = "textDocument/documentSymbol"
     if not server.supports("documentSymbolProvider", method):
         raise ToolError(f"{server.spec.id} does not support document symbols")
+    await server.refresh()
     doc, _ = await server.sync(path)
     result = await _until_ready(server, method, {"textDocument": {"uri": doc.uri}}, "symbols")
     lines = Lines(sup.root, {doc.uri: doc.text})
@@ -263,6 +268,7 @@ async def workspace_search(sup: Supervisor, args: LspArgs) -> Result:
         if not server.supports("workspaceSymbolProvider", "workspace/symbol"):
             unsupported.append(server.spec.id)
             continue
+        await server.refresh()
         result = await _until_ready(server, "workspace/symbol", {"query": query}, "symbols")
         rows += workspace_symbols(result, Lines(sup.root))
     if unsupported and not rows and len(unsupported) == len(servers):

@@ -15,7 +15,8 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from livetools import ToolError, cap_items, relpath
+from livetools import PathError, ToolError, cap_items, relpath
+from livetools.files import read_text
 
 from .ledger import Item, significant
 from .server import Document, LanguageServer, path_uri
@@ -40,16 +41,17 @@ def observer(run: Run, paths: list[Path], notes: list[str]) -> Any:
     return _observe(sup, served, notes)
 
 
-def _read(path: Path) -> str | None:
+async def _read(path: Path) -> str | None:
+    """The file's text; None when it is absent or not a regular file (never blocks on a FIFO)."""
     try:
-        return path.read_text(encoding="utf-8", errors="replace")
-    except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
+        return await read_text(path)
+    except PathError:
         return None
 
 
 @contextlib.asynccontextmanager
 async def _observe(sup: Supervisor, paths: list[Path], notes: list[str]) -> AsyncIterator[None]:
-    before = {path: _read(path) for path in paths}
+    before = {path: await _read(path) for path in paths}
     yield
     deadline = asyncio.get_running_loop().time() + TOTAL_WAIT
     # Baselines first, then every new text, then the waits: a file's diagnostics must not be
@@ -102,6 +104,7 @@ class _File:
         self.server: LanguageServer | None = None
         self.first = False
         self.doc: Document | None = None
+        self.unknown: str | None = None  # why the state before the write is not known
 
     async def prepare(self) -> bool | str | None:
         """True when the file goes on to `send`; else a note or None (nothing to say)."""
@@ -123,15 +126,18 @@ class _File:
                 doc, _ = await server.sync(path, self.old)
                 bound = self._bound()
                 raw = await server.diagnostics(doc, bound)
-                if raw is None:
-                    return _not_ready(server, self.rel, bound)
-                sup.ledger.seed(path, significant(raw))
                 self.first = False
+                if raw is None:
+                    # The new text is still sent (else the server keeps the old file and every
+                    # later answer is wrong); what is new is then unknown, and said so.
+                    self.unknown = f"{server.spec.id} sent none for the old text in {bound:.1f}s"
+                else:
+                    sup.ledger.seed(path, significant(raw))
         return True
 
     async def send(self) -> None:
         assert self.server is not None
-        new = _read(self.path)
+        new = await _read(self.path)
         if new is None:
             return
         self.doc, _ = await self.server.sync(self.path, new)
@@ -145,7 +151,16 @@ class _File:
         raw = await self.server.diagnostics(self.doc, bound)
         if raw is None:
             return _not_ready(self.server, self.rel, bound)
-        return self.server.spec.id, self.sup.ledger.news(self.path, significant(raw))
+        items = significant(raw)
+        if self.unknown is not None:
+            self.sup.ledger.seed(self.path, items)
+            errors = sum(1 for i in items if i.severity == "error")
+            return (
+                f"diagnostics baseline unknown for {self.rel} ({self.unknown}), so which are new "
+                f"is unknown: it has {errors} errors, {len(items) - errors} warnings now; "
+                f'see lsp diagnostics file="{self.rel}"'
+            )
+        return self.server.spec.id, self.sup.ledger.news(self.path, items)
 
     def _bound(self) -> float:
         assert self.server is not None

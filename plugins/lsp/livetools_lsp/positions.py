@@ -24,6 +24,8 @@ class Spot:
     index: int
     length: int
     note: str | None
+    ident: str = ""  # the whole identifier at the spot ("" when it is punctuation)
+    partial: bool = False  # the symbol was only part of `ident`
 
 
 def split_lines(text: str) -> list[str]:
@@ -43,6 +45,18 @@ def _whole(line: str, start: int, length: int) -> bool:
     return not (head_ident and before and _is_ident(before)) and not (
         tail_ident and after and _is_ident(after)
     )
+
+
+_DOTTED = re.compile(r"^[A-Za-z_$][\w$]*(\.[A-Za-z_$][\w$]*)+$")
+_IDENT = re.compile(r"[\w$]+")
+
+
+def identifier_at(line: str, index: int) -> str:
+    """The whole identifier that covers `index` of `line` ("" on punctuation or space)."""
+    for match in _IDENT.finditer(line):
+        if match.start() <= index < match.end():
+            return match.group()
+    return ""
 
 
 def _ordinal(n: int) -> str:
@@ -69,6 +83,8 @@ def locate(text: str, line: int, symbol: str, rel: str) -> Spot:
     if not starts:
         quoted = f'"{content}"'
         raise ToolError(f'symbol "{symbol}" is not on line {line} of {rel}; the line is: {quoted}')
+    # A dotted name ("os.path.basename") addresses its last component.
+    shift = symbol.rindex(".") + 1 if _DOTTED.match(symbol) else 0
     whole = [s for s in starts if _whole(content, s, len(symbol))]
     pool = whole or starts
     if wanted is not None:
@@ -77,14 +93,22 @@ def locate(text: str, line: int, symbol: str, rel: str) -> Spot:
                 f'"{symbol}" occurs {len(pool)} time(s) on line {line} of {rel}; '
                 f'#{wanted} does not exist. The line is: "{content}"'
             )
-        return Spot(line - 1, pool[wanted - 1], len(symbol), None)
-    note = None
-    if len(pool) > 1:
-        note = (
-            f'"{symbol}" occurs {len(pool)} times on line {line}; used the 1st; '
-            f'pass "{symbol}#2" (etc.) for another'
-        )
-    return Spot(line - 1, pool[0], len(symbol), note)
+        chosen, note = pool[wanted - 1], None
+    else:
+        chosen, note = pool[0], None
+        if len(pool) > 1:
+            note = (
+                f'"{symbol}" occurs {len(pool)} times on line {line}; used the 1st; '
+                f'pass "{symbol}#2" (etc.) for another'
+            )
+    index = chosen + shift
+    ident = identifier_at(content, index)
+    partial = not whole and bool(ident) and ident != symbol[shift:]
+    if partial:
+        inside = f'matched inside "{ident}" (the answer is for {ident}); identifiers on the line: '
+        inside += ", ".join(dict.fromkeys(_IDENT.findall(content)))
+        note = f"{note}; {inside}" if note else f'"{symbol}" is not a whole identifier: {inside}'
+    return Spot(line - 1, index, len(symbol) - shift, note, ident, partial)
 
 
 def encode_column(line: str, index: int, encoding: str) -> int:

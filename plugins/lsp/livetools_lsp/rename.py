@@ -6,6 +6,7 @@ rename's own result carries any diagnostics it introduced."""
 from __future__ import annotations
 
 import itertools
+import re
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +22,7 @@ from livetools import (
     relpath,
     resolve_path,
 )
+from livetools.files import read_bytes_sync
 
 from .ledger import significant
 from .positions import LineIndex
@@ -45,14 +47,25 @@ DESCRIPTION = (
 
 
 class Workspace:
-    """The files a WorkspaceEdit touches, as in-memory texts, applied in the edit's order."""
+    """The files a WorkspaceEdit touches, as in-memory texts, applied in the edit's order.
 
-    def __init__(self, sup: Supervisor, server: LanguageServer) -> None:
+    Every text edit must cover exactly `old` in the current text of its file (or, when the
+    edit also moves files, a piece of a moved file's old path, as in an import): an edit that
+    covers anything else was computed on a text that is not the one on disk, and applying it
+    would corrupt the file, so the whole rename is refused."""
+
+    def __init__(
+        self, sup: Supervisor, server: LanguageServer, old: str | None = None, new: str = ""
+    ) -> None:
         self.root = sup.root
         self.server = server
+        self.old = old
+        self.new = new
         self.texts: dict[Path, str | None] = {}
+        self.read: dict[Path, str] = {}  # what each file held when it was read
         self.edits: dict[Path, int] = {}
         self.moves: list[str] = []
+        self.moved_from: list[Path] = []
 
     def _path(self, uri: str) -> Path:
         path = uri_path(uri)
@@ -68,9 +81,10 @@ class Workspace:
     def _text(self, path: Path) -> str:
         if path not in self.texts:
             try:
-                self.texts[path] = path.read_text(encoding="utf-8")
-            except (OSError, UnicodeDecodeError) as exc:
+                text = read_bytes_sync(path, self.root).decode("utf-8")
+            except UnicodeDecodeError as exc:
                 raise ToolError(f"cannot read {relpath(self.root, path)}: {exc}") from None
+            self.texts[path] = self.read[path] = text
         text = self.texts[path]
         if text is None:
             raise ToolError(f"the rename edits {relpath(self.root, path)} after deleting it")
@@ -87,6 +101,8 @@ class Workspace:
             end = index.offset(rng.get("end") or {}, self.server.encoding)
             spans.append((start, end, str(edit.get("newText", ""))))
         spans.sort(key=lambda s: (s[0], s[1]))
+        for start, end, new_text in spans:
+            self._check(path, text, start, end, new_text)
         for (_, end_a, _), (start_b, _, _) in itertools.pairwise(spans):
             if start_b < end_a:
                 raise ToolError(
@@ -97,6 +113,22 @@ class Workspace:
             text = text[:start] + new + text[end:]
         self.texts[path] = text
         self.edits[path] = self.edits.get(path, 0) + len(spans)
+
+    def _check(self, path: Path, text: str, start: int, end: int, new_text: str) -> None:
+        if self.old is None:
+            return
+        covered = text[start:end]
+        if covered == self.old or (covered and any(_in_path(covered, p) for p in self.moved_from)):
+            return
+        if self.new and _only_renamed(covered, new_text, self.old, self.new):
+            return  # a whole-block replacement (pylsp/rope) that changes only the name
+        line = text.count("\n", 0, start) + 1
+        raise ToolError(
+            f"refused the whole rename: {self.server.spec.id}'s edit for "
+            f"{relpath(self.root, path)}:{line} covers {covered[:80]!r}, not {self.old!r}, in the "
+            "file's current text (the server's copy was out of date); nothing was changed. "
+            "Run lsp reload and rename again."
+        )
 
     def operation(self, op: dict[str, Any]) -> None:
         kind = op.get("kind")
@@ -134,6 +166,9 @@ class Workspace:
             raise ToolError(f"unknown workspace edit operation {kind!r}; nothing was changed")
 
     def apply_edit(self, edit: dict[str, Any]) -> None:
+        for change in edit.get("documentChanges") or []:
+            if change.get("kind") == "rename" and (old := uri_path(str(change.get("oldUri")))):
+                self.moved_from.append(old)
         if edit.get("documentChanges") is not None:
             for change in edit["documentChanges"]:
                 if "kind" in change:
@@ -146,10 +181,35 @@ class Workspace:
                 self.text_edits(uri, list(edits or []))
 
 
+def _in_path(covered: str, old: Path) -> bool:
+    """Whether an edit's covered text is part of a moved file's old path (an import of it)."""
+    spelled = old.with_suffix("").as_posix()
+    return covered.strip("\"'") in spelled or covered == old.name
+
+
+_TOKENS = re.compile(r"[\w$]+|[^\w$]+")
+
+
+def _only_renamed(covered: str, new_text: str, old: str, new: str) -> bool:
+    """Whether `new_text` is `covered` with some whole occurrences of `old` turned into `new`
+    and nothing else changed."""
+    before, after = _TOKENS.findall(covered), _TOKENS.findall(new_text)
+    if len(before) != len(after) or old not in before:
+        return False
+    return all(a == b or (a == old and b == new) for a, b in zip(before, after, strict=True))
+
+
+_NAME = re.compile(r"^[^\W\d][\w$]*$|^\$[\w$]*$")
+
+
 async def lsp_rename(ctx: CallContext, args: RenameArgs) -> Result:
     from .actions import _file_path, _position, _until_ready
 
     sup: Supervisor = ctx.resource
+    if not _NAME.match(args.new_name):
+        raise ToolError(
+            f"new_name {args.new_name[:200]!r} is not an identifier; pass the bare new name"
+        )
     path = _file_path(sup, args.file, "lsp_rename")
     rel = relpath(sup.root, path)
     server = await sup.server_for(path)
@@ -158,6 +218,12 @@ async def lsp_rename(ctx: CallContext, args: RenameArgs) -> Result:
     await _blockers(sup, server, path)
     await server.idle(RENAME_INDEX_WAIT)
     params, spot = await _position(server, path, args.line, args.symbol, rel)
+    if spot.partial:
+        raise ToolError(
+            f'"{args.symbol}" is only part of the identifier "{spot.ident}" on {rel}:{args.line}; '
+            f'pass symbol="{spot.ident}" to rename it'
+        )
+    old = spot.ident
     provider = server.capabilities.get("renameProvider")
     if isinstance(provider, dict) and provider.get("prepareProvider"):
         prepared = await _until_ready(server, "textDocument/prepareRename", params, "rename")
@@ -166,6 +232,11 @@ async def lsp_rename(ctx: CallContext, args: RenameArgs) -> Result:
                 f'{server.spec.id} cannot rename "{args.symbol}" at {rel}:{args.line} '
                 "(not a renameable symbol there); point at the name's declaration or a use"
             )
+        old = _prepared_name(prepared, server, params["textDocument"]["uri"]) or old
+    if not old:
+        raise ToolError(
+            f'"{args.symbol}" on {rel}:{args.line} is not a name; point at the identifier to rename'
+        )
     renamed = {**params, "newName": args.new_name}
     edit = await _until_ready(server, "textDocument/rename", renamed, "rename")
     if not isinstance(edit, dict) or not (edit.get("changes") or edit.get("documentChanges")):
@@ -173,10 +244,17 @@ async def lsp_rename(ctx: CallContext, args: RenameArgs) -> Result:
             f'{server.spec.id} returned no edits for renaming "{args.symbol}" at {rel}:'
             f"{args.line}; nothing was changed"
         )
-    work = Workspace(sup, server)
+    work = Workspace(sup, server, old, args.new_name)
     work.apply_edit(edit)
     contents: dict[str | Path, str | bytes | None] = {p: t for p, t in work.texts.items()}
     staged = StagedEdit.stage(sup.root, contents)
+    for change in staged.changes:
+        seen = work.read.get(change.path)
+        if seen is not None and (change.original or b"").decode("utf-8", "replace") != seen:
+            raise ToolError(
+                f"{relpath(sup.root, change.path)} changed while the rename was computed; "
+                "nothing was changed. Rename again."
+            )
     changed = [c for c in staged.changes if c.original != c.new]
     if not changed:
         raise ToolError(f"the rename to {args.new_name} changes nothing; nothing was written")
@@ -208,6 +286,23 @@ async def lsp_rename(ctx: CallContext, args: RenameArgs) -> Result:
             "notes": notes,
         },
     )
+
+
+def _prepared_name(prepared: Any, server: LanguageServer, uri: str) -> str:
+    """The old name as the server sees it: prepareRename's range in our (current) text, else
+    its placeholder."""
+    if not isinstance(prepared, dict):
+        return ""
+    rng = prepared.get("range") if "range" in prepared else prepared
+    doc = server.documents.get(uri)
+    if doc is not None and isinstance(rng, dict) and "start" in rng and "end" in rng:
+        index = LineIndex(doc.text)
+        start = index.offset(rng["start"], server.encoding)
+        end = index.offset(rng["end"], server.encoding)
+        if 0 <= start < end:
+            return doc.text[start:end]
+    placeholder = prepared.get("placeholder")
+    return placeholder if isinstance(placeholder, str) else ""
 
 
 async def _blockers(sup: Supervisor, server: LanguageServer, path: Path) -> None:

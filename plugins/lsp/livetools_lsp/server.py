@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from livetools import ToolError
+from livetools.files import read_text
 from livetools.procs import ChildProcess, ProcessStartError
 from livetools.wire import FramedReader, FramedWriter
 
@@ -52,6 +53,8 @@ class Document:
     text: str
     language_id: str
     sent_at: float = field(default_factory=time.monotonic)  # when this version was sent
+    path: Path | None = None
+    stamp: tuple[int, int] | None = None  # (mtime_ns, size) of the disk text last sent
 
 
 @dataclass
@@ -105,9 +108,16 @@ def _tracer(name: str) -> Any:
     return trace
 
 
-def read_text(path: Path) -> str:
-    """Small source files: read inline, the event loop barely notices."""
-    return path.read_text(encoding="utf-8", errors="replace")
+def disk_stamp(path: Path) -> tuple[int, int] | None:
+    try:
+        st = path.stat()
+    except OSError:
+        return None
+    return (st.st_mtime_ns, st.st_size)
+
+
+# A write within this long of the last look may share its mtime tick: such files are re-read.
+_MTIME_TICK_NS = 2_000_000_000
 
 
 def _lookup(settings: Mapping[str, Any], section: str | None) -> Any:
@@ -489,11 +499,14 @@ class LanguageServer:
         didChange with a new version when it changed. Returns the document and whether a new
         version was sent."""
         uri = path_uri(path)
+        stamp = None
         if text is None:
-            text = read_text(path)
+            stamp = disk_stamp(path)
+            text = await read_text(path, self.root)
         doc = self.documents.get(uri)
         if doc is None:
-            doc = Document(uri, 1, text, self.spec.language_id(path.suffix))
+            doc = Document(uri, 1, text, self.spec.language_id(path.suffix), path=path)
+            doc.stamp = stamp
             self.documents[uri] = doc
             await self.notify(
                 "textDocument/didOpen",
@@ -507,6 +520,7 @@ class LanguageServer:
                 },
             )
             return doc, True
+        doc.stamp = stamp
         if doc.text == text:
             return doc, False
         doc.version += 1
@@ -522,6 +536,32 @@ class LanguageServer:
             },
         )
         return doc, True
+
+    async def refresh(self) -> list[str]:
+        """Before a request whose answer depends on file content: every open document whose
+        disk state moved on (mtime/size, then the text itself) is sent again, and one that is
+        gone is closed — an answer computed on a stale copy would be wrong (a rename would
+        write its ranges into the wrong text). Returns the uris that were re-sent."""
+        moved: list[str] = []
+        now = time.time_ns()
+        for uri, doc in list(self.documents.items()):
+            if doc.path is None:
+                continue
+            stamp = disk_stamp(doc.path)
+            if stamp is None:
+                await self.close(doc.path)
+                moved.append(uri)
+                continue
+            if stamp == doc.stamp and now - stamp[0] > _MTIME_TICK_NS:
+                continue
+            try:
+                _, sent = await self.sync(doc.path)
+            except ToolError:
+                await self.close(doc.path)
+                sent = True
+            if sent:
+                moved.append(uri)
+        return moved
 
     async def save(self, doc: Document) -> None:
         sync = self.capabilities.get("textDocumentSync")
