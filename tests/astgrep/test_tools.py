@@ -14,7 +14,7 @@ from pathlib import Path
 import livetools_astgrep.plugin
 from livetools import Host, hookimpl
 from livetools.procs import session_members
-from tests.astgrep.oracle import FIXTURES
+from tests.astgrep.oracle import FIXTURES, cli_binary
 from tests.support import REPO
 
 
@@ -288,3 +288,27 @@ def test_session_face_edit_then_resolve(tmp_path):
     assert [r["ok"] for r in replies] == [True, True], out.stdout + out.stderr
     assert replies[1]["text"].startswith("accepted edit_1")
     assert (root / "m.go").read_text() == 'package m\n\nfunc f() {\n\tlog.Print("x")\n}\n'
+
+
+async def test_ellipsis_capture_leaves_the_trailing_comma_to_the_code(tmp_path):
+    """`$$$A` ends at its last named node; the CLI also binds the code's trailing comma, so its
+    `h($$$A, c)` writes `h(a, b,, c)`. Ours keeps a rewrite that appends after the run valid."""
+    (tmp_path / "t.py").write_text("f(a, b,)\n")
+    edit = {"pattern": "f($$$A)", "rewrite": "h($$$A, c)", "language": "python"}
+    async with host().open_run(tmp_path) as run:
+        found = await run.call("ast_grep", {"pattern": "f($$$A)", "language": "python"})
+        staged = await run.call("ast_edit", edit)
+    assert [m["bindings"] for m in found.data["matches"]] == [{"A": "a, b"}]
+    assert "+h(a, b, c)" in staged.text
+
+
+def test_cli_binds_the_trailing_comma_into_an_ellipsis(tmp_path):
+    (tmp_path / "t.py").write_text("f(a, b,)\n")
+    cli = subprocess.run(
+        [cli_binary(), "run", "-p", "f($$$A)", "-r", "h($$$A, c)", "-l", "python", "t.py"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert "h(a, b,, c)" in cli.stdout
