@@ -312,3 +312,19 @@ def test_cli_binds_the_trailing_comma_into_an_ellipsis(tmp_path):
         timeout=120,
     )
     assert "h(a, b,, c)" in cli.stdout
+
+
+async def test_match_over_code_that_does_not_parse_is_flagged_and_not_rewritten(tmp_path):
+    """An unknown macro (`if FMT_CONSTEXPR20 (…)`) is an ERROR node the matcher skips like
+    trivia: the match says so, and ast_edit leaves it alone instead of rewriting it silently."""
+    code = "void f() {\n  if FMT_CONSTEXPR20 (x > 0) {\n    g(x);\n  }\n"
+    code += "  if (y) {\n    g(y);\n  }\n}\n"
+    (tmp_path / "t.cpp").write_text(code)
+    pattern = {"pattern": "if ($C) { $$$B }", "language": "cpp"}
+    async with host().open_run(tmp_path) as run:
+        found = await run.call("ast_grep", pattern)
+        staged = await run.call("ast_edit", {**pattern, "rewrite": "if (!($C)) { $$$B }"})
+    flags = [(m["line"], m.get("unparsed_code", False)) for m in found.data["matches"]]
+    assert flags == [(2, True), (5, False)]
+    assert "+  if (!(y)) {" in staged.text and "FMT_CONSTEXPR20" not in staged.text.split("@@")[-1]
+    assert "does not parse" in staged.text, staged.text

@@ -181,6 +181,7 @@ class Engine:
         # Lines by counting newlines from the previous match (matches come in document order),
         # cheaper than a Point object per node; tree-sitter's rows count "\n" the same way.
         pos, line = 0, 1
+        broken = tree.root_node.has_error
         try:
             for start, end, _, env in find(tree, data, pattern, loaded, ends_only=True):
                 if room and len(matches) >= room:
@@ -210,16 +211,17 @@ class Engine:
                         a, b = nodes[0].start_byte, nodes[-1].end_byte
                         value = data[a:b].decode("utf-8", "replace")
                     bindings[name] = value if len(value) <= BINDING_CAP else _capped(value)
-                matches.append(
-                    {
-                        "file": rel,
-                        "line": line,
-                        "end_line": end_line,
-                        "text": text,
-                        "bindings": bindings,
-                        "language": language,
-                    }
-                )
+                match = {
+                    "file": rel,
+                    "line": line,
+                    "end_line": end_line,
+                    "text": text,
+                    "bindings": bindings,
+                    "language": language,
+                }
+                if broken and spans_error(tree.root_node, start, end):
+                    match["unparsed_code"] = True  # the matcher skipped an ERROR inside it
+                matches.append(match)
                 spans.append(start)
                 spans.append(end)
         except BudgetExceeded:
@@ -258,10 +260,14 @@ class Engine:
         except BudgetExceeded:
             result.note = "matching gave up on a candidate (too much $$$ backtracking)"
         kept: list[tuple[int, int, Env]] = []
+        broken = tree.root_node.has_error
         for start, end, first, env in found:
             if kept and start < kept[-1][1]:
                 why = "nested" if end <= kept[-1][1] else "overlapping"
                 result.skipped.append((first.start_point[0] + 1, why))
+                continue
+            if broken and spans_error(tree.root_node, start, end):
+                result.skipped.append((first.start_point[0] + 1, UNPARSED))
                 continue
             problem = rewrite.range_problem(pattern, start, end, first)
             if problem:  # never replace what the pattern did not match: refuse the file
@@ -289,6 +295,23 @@ class Engine:
             return result
         result.new = new
         return result
+
+
+UNPARSED = "spans code that does not parse"
+
+
+def spans_error(root: Any, start: int, end: int) -> bool:
+    """Whether [start, end) holds an ERROR or MISSING node: the matcher skips one like trivia
+    (an unknown macro in `if FMT_CONSTEXPR20 (x)`), so such a match is not clean code."""
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        if node.end_byte <= start or node.start_byte >= end or not node.has_error:
+            continue
+        if node.is_error or node.is_missing:
+            return True
+        stack.extend(node.children)
+    return False
 
 
 def _is_utf8(data: bytes) -> bool:

@@ -22,7 +22,7 @@ from livetools import (
 )
 from livetools.files import check_regular
 
-from .engine import FileJob
+from .engine import UNPARSED, FileJob
 from .gcpause import gc_paused
 from .grammar import Grammar
 from .metavars import TEMPLATE
@@ -379,11 +379,19 @@ async def ast_edit(ctx: CallContext, args: AstEditArgs) -> Result:
     skipped = [(r.rel, line, why) for r in rewrites for line, why in r.skipped]
     not_utf8 = [r.rel for r in rewrites if r.status == "not-utf8"]
     notes = []
-    if skipped:
-        shown = ", ".join(f"{rel}:{line}" for rel, line, _ in skipped[:8])
+    broken = [(rel, line) for rel, line, why in skipped if why == UNPARSED]
+    nested = [(rel, line) for rel, line, why in skipped if why != UNPARSED]
+    if nested:
+        shown = ", ".join(f"{rel}:{line}" for rel, line in nested[:8])
         notes.append(
-            f"not rewritten: {len(skipped)} matches nested in (or overlapping) another match "
+            f"not rewritten: {len(nested)} matches nested in (or overlapping) another match "
             f"({shown}); accept, then call ast_edit again to rewrite them"
+        )
+    if broken:
+        shown = ", ".join(f"{rel}:{line}" for rel, line in broken[:8])
+        notes.append(
+            f"not rewritten: {len(broken)} matches span code that does not parse ({shown}), "
+            "e.g. an unknown macro; edit those by hand"
         )
     if not_utf8:
         notes.append(f"not rewritten: not UTF-8: {_names(not_utf8)}")
