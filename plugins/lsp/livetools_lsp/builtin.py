@@ -37,9 +37,11 @@ C_EXT = {
     ".mm": "objective-cpp",
 }
 
-# Standard mode: basedpyright's default ("recommended") floods every write with style warnings.
-# A project's own pyrightconfig.json / [tool.basedpyright] still wins over these settings.
-_PYRIGHT_ANALYSIS = {"typeCheckingMode": "standard", "diagnosticMode": "openFilesOnly"}
+# Only how far the server looks; its checking mode stays its own default (or the project's config),
+# so `diagnostics` agrees with the server's CLI. Measured on click: pushing "standard" gave 1 and 4
+# errors where `basedpyright --outputjson` reports 7 and 9. pyenv.py restores the search-path
+# defaults any pushed `analysis` section would drop.
+_PYRIGHT_ANALYSIS = {"diagnosticMode": "openFilesOnly"}
 
 BUILTIN: tuple[ServerSpec, ...] = (
     ServerSpec(
@@ -50,6 +52,7 @@ BUILTIN: tuple[ServerSpec, ...] = (
         markers=PY_MARKERS,
         settings={"basedpyright": {"analysis": _PYRIGHT_ANALYSIS}},
         checker=("basedpyright",),
+        python_env=True,
     ),
     ServerSpec(
         id="pyright",
@@ -59,6 +62,7 @@ BUILTIN: tuple[ServerSpec, ...] = (
         markers=PY_MARKERS,
         settings={"python": {"analysis": _PYRIGHT_ANALYSIS}},
         checker=("pyright",),
+        python_env=True,
     ),
     ServerSpec(
         id="pylsp",

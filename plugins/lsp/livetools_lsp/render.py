@@ -97,8 +97,14 @@ def location_lines(pairs: list[tuple[Path, int]], lines: Lines) -> tuple[list[st
     for (path, line), count in counts.items():
         where = lines.where(path)
         extra = f" ({count} on this line)" if count > 1 else ""
-        text.append(f"{where}:{line + 1}: {lines.text(path, line)}{extra}")
-        data.append({"path": where, "line": line + 1, "text": lines.text(path, line)})
+        # An absolute path means the answer lies outside the checkout (an installed copy, a stub).
+        outside = Path(where).is_absolute()
+        mark = " [outside the checkout]" if outside else ""
+        text.append(f"{where}:{line + 1}: {lines.text(path, line)}{extra}{mark}")
+        row: dict[str, Any] = {"path": where, "line": line + 1, "text": lines.text(path, line)}
+        if outside:
+            row["outside_root"] = True
+        data.append(row)
     return text, data
 
 

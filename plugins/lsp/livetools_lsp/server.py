@@ -35,6 +35,7 @@ from .jsonrpc import (
     RpcError,
     RpcTimeout,
 )
+from .pyenv import PythonEnv, pyright_settings, python_env
 from .spec import ServerSpec
 
 SHUTDOWN_TIMEOUT = 2.0
@@ -201,6 +202,8 @@ class LanguageServer:
         self.messages: deque[str] = deque(maxlen=_MESSAGES)
         self.started_at = time.monotonic()
         self.failure: str | None = None  # set once it crashed or hung: the next call restarts
+        self.settings: Mapping[str, Any] = spec.settings
+        self.python: PythonEnv | None = None
         self._changed = asyncio.Condition()
 
     # -- life cycle --------------------------------------------------------------------------
@@ -224,6 +227,9 @@ class LanguageServer:
         return server
 
     async def _start(self, init_timeout: float) -> None:
+        if self.spec.python_env:
+            self.python = await asyncio.to_thread(python_env, self.root)
+            self.settings = pyright_settings(self.spec.settings, self.python)
         env = dict(os.environ)
         env.update(self.spec.env)
         argv = (self.binary, *self.spec.command[1:])
@@ -258,10 +264,8 @@ class LanguageServer:
         self.server_info = result.get("serverInfo") or {}
         self.encoding = self.capabilities.get("positionEncoding") or "utf-16"
         await self.notify("initialized", {})
-        if self.spec.settings:
-            await self.notify(
-                "workspace/didChangeConfiguration", {"settings": dict(self.spec.settings)}
-            )
+        if self.settings:
+            await self.notify("workspace/didChangeConfiguration", {"settings": dict(self.settings)})
         self.started_at = time.monotonic()
 
     @property
@@ -370,7 +374,7 @@ class LanguageServer:
     async def _on_request(self, method: str, params: Any) -> Any:
         if method == "workspace/configuration":
             items = (params or {}).get("items") or []
-            return [_lookup(self.spec.settings, item.get("section")) for item in items]
+            return [_lookup(self.settings, item.get("section")) for item in items]
         if method == "client/registerCapability":
             for reg in (params or {}).get("registrations") or []:
                 self.registrations[str(reg.get("id"))] = str(reg.get("method"))

@@ -25,7 +25,8 @@ class ServerSpec:
     (not just emptily) before that ends, so position requests wait for the first progress end (at
     most `warmup` after start). `unchanged_after`: the server publishes diagnostics only when they
     change (typescript-language-server), so this much silence after a change means "same as
-    before"."""
+    before". `python_env`: a pyright-family server: the project's interpreter is pushed and the
+    project's own pyright config wins over `settings` (see pyenv.py)."""
 
     id: str
     command: tuple[str, ...]
@@ -42,6 +43,7 @@ class ServerSpec:
     await_progress: bool = False
     unchanged_after: float | None = None
     first_diagnostics: float = 10.0
+    python_env: bool = False
 
     @property
     def probe_argv(self) -> tuple[str, ...]:

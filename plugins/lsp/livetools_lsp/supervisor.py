@@ -235,6 +235,7 @@ class Supervisor(Resource):
                     "ready": server.busy() is None if server.alive else False,
                     "state": "running" if server.alive else f"down: {server.failure}",
                     "version": server.server_info.get("version"),
+                    "python": server.python.describe() if server.python else None,
                 }
             )
         specs = []
