@@ -137,6 +137,11 @@ async def test_uncaught_exception_stop_and_exit_code(tmp_path: Path, open_debugg
     assert done.data["outcome"] == "exited"
     assert done.data["exit_code"] == 1
     assert "exited with code 1" in done.text
+    # The traceback shows the program's frames only, counting the debugger's own ones.
+    traceback = done.text[done.text.index("Traceback") :]
+    assert 'File "app.py"' in traceback and "KeyError" in traceback
+    assert "internal frames of the debugger left out" in traceback
+    assert not any(word in traceback for word in ("runpy", "pydevd", "debugpy"))
 
 
 async def test_pause_busy_loop_still_running_then_terminate(tmp_path: Path, open_debugger) -> None:
@@ -363,12 +368,10 @@ async def test_output_and_variables_page(tmp_path: Path, open_debugger) -> None:
     await dbg.ok("breakpoints", file="many.py", lines=[4])
     result = await dbg.ok("launch", program="many.py")
     assert result.data["stop"]["frame"]["line"] == 4
-    for _ in range(200):  # output travels a pipe the stop does not wait for
-        tail = await dbg.ok("output")
-        if "line 199999" in tail.text:
-            break
-        await asyncio.sleep(0.1)
-    assert tail.text.rstrip().endswith("line 199999")
+    # At the stop, everything printed before it is there (debugpy relays it behind the stop).
+    assert result.text.rstrip().endswith("line 199999")
+    tail = await dbg.ok("output")
+    assert tail.text.rstrip().endswith("line 199999") and "livetools-sync" not in tail.text
     assert "for earlier" in tail.text
     first = await dbg.ok("output", start=0)  # the head fell out of the ring: said so
     assert "fell out of the buffer" in first.text and "for the next page" in first.text

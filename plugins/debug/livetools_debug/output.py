@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections import deque
 
 
@@ -48,3 +49,33 @@ class OutputRing:
             return ""
         held = self.text()
         return held[-new:] if new < len(held) else held
+
+
+_FRAME = re.compile(r'^  File "([^"]*)", line \d+')
+
+
+def trim_traceback(text: str, internal: re.Pattern[str] | None, root: str | None = None) -> str:
+    """Python tracebacks as the model needs them: frames whose path is the adapter's own
+    (runpy, debugpy/pydevd) are left out and counted; project paths are made relative."""
+    if "Traceback (most recent call last):" not in text:
+        return text
+    out: list[str] = []
+    left_out = 0
+    dropping = False
+    for line in text.splitlines(keepends=True):
+        frame = _FRAME.match(line)
+        if frame and internal is not None and internal.search(frame.group(1)):
+            left_out += 1
+            dropping = True
+            continue
+        if dropping and line.startswith("    ") and not frame:
+            continue  # the dropped frame's source line and carets
+        dropping = False
+        if left_out:
+            plural = "s" if left_out > 1 else ""
+            out.append(f"  ({left_out} internal frame{plural} of the debugger left out)\n")
+            left_out = 0
+        if frame and root:
+            line = line.replace(f'File "{root.rstrip("/")}/', 'File "', 1)
+        out.append(line)
+    return "".join(out)

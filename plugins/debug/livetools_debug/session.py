@@ -25,7 +25,7 @@ from livetools.wire import FramedReader, FramedWriter, open_tcp
 
 from .adapters import Adapter, AttachInfo, LaunchInfo
 from .dap import DapClient, DapClosed, DapError, wait_response
-from .output import OutputRing
+from .output import OutputRing, trim_traceback
 from .paths import inside
 
 LIVE = ("starting", "running", "stopped")
@@ -35,6 +35,7 @@ CONNECT_TIMEOUT = 15.0
 DISCONNECT_TIMEOUT = 2.0
 ATTACH_CONNECT = 2.0  # on an idle machine; scaled by load (attach_connect_timeout)
 OTHER_THREADS_CHECKED = 50  # threads whose top frame a breakpoint stop compares
+OUTPUT_SYNC_TIMEOUT = 10.0  # the relay of 1 MB behind a stop took 1.4 s on a loaded machine
 MAX_FETCH_CHILDREN = 1000  # asked of the adapter; we show 50 (debugpy and dlv ignore `count`)
 
 
@@ -130,6 +131,11 @@ class Session:
         self._drain: asyncio.Task[None] | None = None
         self._exit_re = re.compile(adapter.exit_pattern) if adapter.exit_pattern else None
         self._ignore_re = re.compile(adapter.stdout_ignore) if adapter.stdout_ignore else None
+        self._internal_re = re.compile(adapter.internal_frames) if adapter.internal_frames else None
+        self._marker: str | None = None  # an output sync in flight (adapter.output_sync)
+        self._held: dict[str, str] = {}  # per stream: text since the sync began, until its marker
+        self._synced = asyncio.Event()
+        self._syncs = 0
 
     # -- state ---------------------------------------------------------------------------------
 
@@ -234,13 +240,63 @@ class Session:
             if self._ignore_re and self._ignore_re.search(text):  # adapter noise, not the program's
                 kept = text.splitlines(keepends=True)
                 text = "".join(t for t in kept if not self._ignore_re.search(t))
-            self.output.write(text)
+            if self._marker is not None and category in self._held:
+                self._hold(category, text)
+            else:
+                self.output.write(text)
             return
         for line in text.replace("\r\n", "\n").splitlines():
             if self._exit_re and (match := self._exit_re.search(line)):
                 self.exit_code = int(match.group(1))
             if line.strip():
                 self.messages.append(line.strip()[:400])
+
+    def shown(self, text: str) -> str:
+        """Output as shown to the model: tracebacks without the debugger's own frames."""
+        return trim_traceback(text, self._internal_re, str(self.root))
+
+    def _hold(self, category: str, text: str) -> None:
+        """Keep a stream's text until the sync marker comes through it, then write it without
+        the marker (the marker may arrive split across events)."""
+        assert self._marker is not None
+        held = self._held[category] + text
+        line = self._marker + "\n"
+        if line not in held:
+            self._held[category] = held
+            return
+        before, _, after = held.partition(line)
+        del self._held[category]
+        self.output.write(before + after)
+        if not self._held:
+            self._synced.set()
+
+    async def sync_output(self) -> None:
+        """At a stop, wait (bounded) until what the debuggee wrote before it has arrived: the
+        adapter's output_sync writes a marker down its stdout and stderr pipes, behind all of it."""
+        stop = self.stop
+        template = self.adapter.output_sync
+        if template is None or stop is None or stop.frame is None or self.client is None:
+            return
+        self._syncs += 1
+        self._marker = f"livetools-sync-{os.getpid()}-{self._syncs}-{time.monotonic_ns()}"
+        self._held = {"stdout": "", "stderr": ""}
+        self._synced.clear()
+        try:
+            with contextlib.suppress(ToolError):
+                await self.call(
+                    "evaluate",
+                    {
+                        "expression": template.format(marker=self._marker),
+                        "frameId": stop.frame.id,
+                        "context": self.adapter.evaluate_context,
+                    },
+                )
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(self._synced.wait(), OUTPUT_SYNC_TIMEOUT)
+        finally:
+            self._marker = None
+            for category in ("stdout", "stderr"):  # a marker that never came: keep the text
+                self.output.write(self._held.pop(category, ""))
 
     def _on_adapter_stdout(self, line: str) -> None:
         if self._exit_re and (match := self._exit_re.search(line)):
@@ -706,6 +762,7 @@ class Session:
                 await self.describe_stop()
             except ToolError as exc:
                 note = f"could not read where it stopped: {exc}"
+            await self.sync_output()
             kind = "stopped"
         elif self.state == "running":
             kind = "running"

@@ -257,7 +257,7 @@ def outcome_result(
         lines.append(outcome.note)
     if outcome.output:
         lines.append("output:")
-        shown = outcome.output.rstrip("\n")
+        shown = session.shown(outcome.output).rstrip("\n")
         lines.append(cap_text(shown, RESUME_OUTPUT_CAP, tail=RESUME_OUTPUT_CAP - 300))
     data = {
         "state": session.state,
@@ -631,7 +631,7 @@ async def op_output(sup: DebugSupervisor, args: DebugArgs) -> Result:
         )
     if end < total:
         page += f"\n... truncated: {total - end} more characters; start={end} for the next page"
-    text = "\n".join([*head, page.rstrip("\n")])
+    text = "\n".join([*head, session.shown(page).rstrip("\n")])
     data = {"output": page, "start": begin, "end": end, "total": total, "dropped": dropped}
     return Result(text, data=data)
 
