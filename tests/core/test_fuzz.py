@@ -49,27 +49,6 @@ EXPENSIVE = {
 NEVER_TRUE = {("eval", "reset")}
 SKIPPED_TOOLS = {"vibe_spawn", "ask_user"}
 
-# Known raw exceptions that their owners had not fixed when this test was last run: (tool or "*",
-# pattern of the result text). Each is counted and printed; remove an entry as soon as the fix
-# lands. Nothing of the faces may appear here.
-KNOWN_PLUGIN_BUGS: list[tuple[str, str]] = [
-    # astgrep: a lone surrogate in `pattern` comes back as a bare UnicodeEncodeError (API only:
-    # the session and serve faces replace surrogates before a tool sees them).
-    ("ast_grep", r"^UnicodeEncodeError: "),
-    ("ast_edit", r"^UnicodeEncodeError: "),
-    # eval: a lone surrogate in `code` is the generic "eval failed: UnicodeEncodeError" (API only)
-    ("eval", r"^eval failed: UnicodeEncodeError: "),
-]
-# Host bugs another change is fixing (errors in the model's terms, the API contract).
-KNOWN_HOST_BUGS: list[tuple[str, str]] = [
-    # a path argument the OS refuses: the generic error echoing the 100 KB path and the root
-    ("*", r"failed: OSError: \[Errno 36\] File name too long"),
-    # a path argument holding a lone surrogate (API only)
-    ("*", r"failed: UnicodeEncodeError: 'utf-8' codec can't encode character '\\ud"),
-    # run.call with arguments that are not an object raises instead of returning a usage error
-    ("*", r"^raised TypeError: "),
-]
-
 HOSTILE_STRINGS = [
     "\ud800",
     "a\udfffb",
@@ -99,12 +78,9 @@ FIELD_VALID = {
         "x = 21\nx * 2",
         "raise ValueError('no')",
         "import os; os.getpid()",
+        "print('\\ud800')",
     ],
 }
-# Inputs left out because a plugin hangs on them (a hang would only show as one unanswered call
-# after WAIT seconds); each is reported to its owner:
-#   eval: a cell that prints a lone surrogate, print('\ud800'): the kernel's message fails to
-#   encode (a tornado traceback as the result; once under the serve fuzz, no answer in 120 s).
 HUGE_INTS = [2**63, -(2**63) - 1, 10**100, -1, 0, 1]
 
 
@@ -228,14 +204,6 @@ def is_raw(tool: str, text: str) -> bool:
     return bool(BARE.search(text)) or TRACEBACK in text
 
 
-def known_bug(tool: str, text: str) -> str | None:
-    """Which allow-list knows this raw exception, if one does."""
-    for name, known in (("plugin", KNOWN_PLUGIN_BUGS), ("host", KNOWN_HOST_BUGS)):
-        if any(t in (tool, "*") and re.search(p, text) for t, p in known):
-            return name
-    return None
-
-
 @dataclass
 class Tally:
     face: str
@@ -243,7 +211,6 @@ class Tally:
     answered: int = 0
     deaths: int = 0
     raw: list[tuple[str, Any, str]] = field(default_factory=list)
-    known: Counter[str] = field(default_factory=Counter)
     ok: Counter[str] = field(default_factory=Counter)
     seconds: float = 0.0
 
@@ -251,16 +218,13 @@ class Tally:
         self.answered += 1
         self.ok[tool] += ok
         if is_raw(tool, text):
-            if (which := known_bug(tool, text)) is not None:
-                self.known[f"{which}:{tool}"] += 1
-            else:
-                self.raw.append((tool, _short(args), text[:300]))
+            self.raw.append((tool, _short(args), text[:300]))
 
     def check(self) -> None:
         print(
             f"\nfuzz {self.face}: {self.calls} calls, {self.answered} answered, {self.deaths} "
             f"face deaths, {len(self.raw)} raw exceptions, {self.seconds:.1f}s\n"
-            f"  allow-listed known bugs: {dict(self.known)}\n  ok results per tool: {dict(self.ok)}"
+            f"  ok results per tool: {dict(self.ok)}"
         )
         kinds: dict[tuple[str, str], tuple[int, str]] = {}
         for tool, args, text in self.raw:
