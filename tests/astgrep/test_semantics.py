@@ -3,10 +3,13 @@ oracle (same matches); where we differ by design the difference is pinned on bot
 
 from __future__ import annotations
 
+from typing import cast
+
 import pytest
 
+from livetools_astgrep.engine import Engine
 from livetools_astgrep.pattern import PatternError
-from tests.astgrep.oracle import cli_in_code, compile_pattern, ours_in_code
+from tests.astgrep.oracle import cli_in_code, compile_pattern, grammars, jobs_for, ours_in_code
 
 EXT = {
     "python": ".py",
@@ -230,3 +233,34 @@ def test_typescript_field_and_member_contexts():
 def test_java_member_with_modifiers_is_a_field():
     assert compile_pattern("java", "private $T $F = $V;").root.kind == "field_declaration"
     assert compile_pattern("java", "$T $V = $E;").root.kind == "local_variable_declaration"
+
+
+def _runs_pattern(n: int) -> str:
+    return "$F(" + ", ".join(f"$$$A{i}" for i in range(n)) + ")"
+
+
+@pytest.mark.parametrize("n", [2, 3, 300])
+def test_many_ellipsis_runs_partition_the_arguments(tmp_path, n):
+    """Adjacent `$$$` runs split the arguments between them (the earlier runs lazily empty), so
+    every argument is bound exactly once; the CLI drops `"Click"` with 2 runs, skips it with 3."""
+    path = tmp_path / "s.py"
+    path.write_text('get_version("Click")\nf(a, b, c)\n')
+    found = Engine().search(
+        jobs_for([path]),
+        compile_pattern("python", _runs_pattern(n)),
+        grammars()["python"].loader,
+        0,
+    )
+    bound = [
+        (m["text"], {k: v for k, v in cast("dict[str, str]", m["bindings"]).items() if v})
+        for o in found
+        for m in o.matches
+    ]
+    last = f"A{n - 1}"
+    assert bound == [
+        ('get_version("Click")', {"F": "get_version", last: '"Click"'}),
+        ("f(a, b, c)", {"F": "f", last: "a, b, c"}),
+    ]
+    if n <= 3:
+        cli = cli_in_code("python", _runs_pattern(n), path.read_text(), tmp_path, ".py")
+        assert cli == (['get_version("Click")', "f(a, b, c)"] if n == 2 else ["f(a, b, c)"])

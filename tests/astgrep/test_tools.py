@@ -328,3 +328,15 @@ async def test_match_over_code_that_does_not_parse_is_flagged_and_not_rewritten(
     assert flags == [(2, True), (5, False)]
     assert "+  if (!(y)) {" in staged.text and "FMT_CONSTEXPR20" not in staged.text.split("@@")[-1]
     assert "does not parse" in staged.text, staged.text
+
+
+async def test_many_empty_ellipsis_runs_are_counted_not_listed(tmp_path):
+    (tmp_path / "s.py").write_text('get_version("Click")\n')
+    pattern = "$F(" + ", ".join(f"$$$A{i}" for i in range(300)) + ")"
+    huge = "$F(" + ", ".join(f"$$$A{i}" for i in range(1200)) + ")"
+    async with host().open_run(tmp_path) as run:
+        found = await run.call("ast_grep", {"pattern": pattern, "language": "python"})
+        refused = await run.call("ast_grep", {"pattern": huge, "language": "python"})
+    assert '$F=get_version  $$$A299="Click"  (299 $$$ runs empty: $$$A0 … $$$A298)' in found.text
+    assert refused.is_error and "10,000-character limit" in refused.text
+    assert len(refused.text) < 600

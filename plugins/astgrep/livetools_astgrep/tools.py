@@ -280,14 +280,10 @@ def _search_result(scope: Scope, parts: list[Searched], limit: int) -> Result:
             lines.extend("    " + t for t in shown)
             if len(text_lines) > MATCH_LINES:
                 lines.append(f"    … {len(text_lines) - MATCH_LINES} more lines")
+        if m.get("unparsed_code"):
+            lines.append("  (the match spans code that does not parse)")
         if bindings:
-            names = multi[str(m["language"])]
-            lines.append(
-                "  "
-                + "  ".join(
-                    f"{'$$$' if k in names else '$'}{k}={_one_line(v)}" for k, v in bindings.items()
-                )
-            )
+            lines.append("  " + _bindings_line(bindings, multi[str(m["language"])]))
     if unshown:
         lines.append(f"… truncated: {unshown} more matches (all of them are in data)")
     searched_files = sum(p.searched for p in parts)
@@ -329,6 +325,21 @@ def _search_result(scope: Scope, parts: list[Searched], limit: int) -> Result:
         "not_searched_languages": scope.set_aside,
     }
     return Result(text=cap_text(text, TEXT_LIMIT), data=data)
+
+
+def _bindings_line(bindings: dict[str, str], multi: frozenset[str] | set[str]) -> str:
+    """`$F=f  $$$A=a, b`; many empty `$$$` runs are counted, not listed, so the ones that
+    bound something stay in view (`$F($$$A0, …, $$$A299)` binds all but one run empty)."""
+    empty = [k for k, v in bindings.items() if not v and k in multi]
+    hide = len(empty) > 4
+    shown = [
+        f"{'$$$' if k in multi else '$'}{k}={_one_line(v)}"
+        for k, v in bindings.items()
+        if not (hide and not v and k in multi)
+    ]
+    if hide:
+        shown.append(f"({len(empty)} $$$ runs empty: $$${empty[0]} … $$${empty[-1]})")
+    return "  ".join(shown)
 
 
 def _skipped_data(scope: Scope, binary: list[str], unreadable: list[str]) -> dict[str, object]:
