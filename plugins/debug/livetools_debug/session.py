@@ -35,6 +35,7 @@ CONNECT_TIMEOUT = 15.0
 DISCONNECT_TIMEOUT = 2.0
 ATTACH_CONNECT = 2.0  # on an idle machine; scaled by load (attach_connect_timeout)
 OTHER_THREADS_CHECKED = 50  # threads whose top frame a breakpoint stop compares
+STRAY_MARKER = re.compile(r"livetools-sync-\d+-\d+-\d+\n")
 OUTPUT_SYNC_TIMEOUT = 10.0  # the relay of 1 MB behind a stop took 1.4 s on a loaded machine
 MAX_FETCH_CHILDREN = 1000  # asked of the adapter; we show 50 (debugpy and dlv ignore `count`)
 
@@ -240,6 +241,8 @@ class Session:
             if self._ignore_re and self._ignore_re.search(text):  # adapter noise, not the program's
                 kept = text.splitlines(keepends=True)
                 text = "".join(t for t in kept if not self._ignore_re.search(t))
+            if self._marker is None and "livetools-sync-" in text:
+                text = STRAY_MARKER.sub("", text)  # a marker that came after its wait gave up
             if self._marker is not None and category in self._held:
                 self._hold(category, text)
             else:
@@ -276,6 +279,8 @@ class Session:
         stop = self.stop
         template = self.adapter.output_sync
         if template is None or stop is None or stop.frame is None or self.client is None:
+            return
+        if self.request != "launch":  # an attached program's pipes are not relayed to us
             return
         self._syncs += 1
         self._marker = f"livetools-sync-{os.getpid()}-{self._syncs}-{time.monotonic_ns()}"
