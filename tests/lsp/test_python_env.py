@@ -45,19 +45,26 @@ async def test_definition_of_own_echo_is_in_src(tmp_path: Path) -> None:
         )
 
 
-def _error_count(text: str) -> int:
+# Whether an import cycle is reported depends on which files were checked, and, in the server, on
+# timing (seen in 1 run of 5 on _compat.py vs the CLI given the same files): not compared.
+_CYCLES = "reportImportCycles"
+
+
+def _error_count(text: str, data: dict) -> int:
     first = text.splitlines()[0]
-    if "no diagnostics" in first:
-        return 0
     match = re.search(r"(\d+) errors?", first)
-    return int(match.group(1)) if match else 0
+    total = int(match.group(1)) if match else 0
+    # Sorted by line and the cycle is reported at line 1, so it is never cut by the cap.
+    return total - sum(
+        1 for d in data.get("diagnostics", []) if d["severity"] == "error" and d["code"] == _CYCLES
+    )
 
 
 def _cli_errors(report: dict, root: Path, files: list[str]) -> dict[str, int]:
     counts = dict.fromkeys(files, 0)
     real = os.path.realpath(root)
     for diag in report["generalDiagnostics"]:
-        if diag["severity"] == "error":
+        if diag["severity"] == "error" and diag.get("rule") != _CYCLES:
             counts[os.path.relpath(os.path.realpath(diag["file"]), real).replace(os.sep, "/")] += 1
     return counts
 
@@ -79,7 +86,7 @@ async def test_diagnostics_agree_with_cli(tmp_path: Path) -> None:
         for rel in files:
             r = await run.call("lsp", {"action": "diagnostics", "file": rel})
             assert not r.is_error and r.data.get("ready", True), r.text
-            ours[rel] = _error_count(r.text)
+            ours[rel] = _error_count(r.text, r.data)
     print(f"errors per file: cli={cli} lsp={ours}")
     assert ours == cli
 
