@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from livetools import cap_value, relpath
+from livetools.files import PathError, read_text_sync
 
 from .ledger import SEVERITY, Item
 from .positions import split_lines
@@ -55,9 +56,9 @@ class Lines:
         if path not in self._cache:
             text = self._open.get(path.resolve().as_uri())
             if text is None:
-                try:
-                    text = path.read_text(encoding="utf-8", errors="replace")
-                except OSError:
+                try:  # a quoted line is a courtesy: a FIFO or vanished file quotes nothing
+                    text = read_text_sync(path, self.root)
+                except PathError:
                     text = None
             self._cache[path] = split_lines(text) if text is not None else None
         lines = self._cache[path]
