@@ -47,10 +47,10 @@ async def test_memory_stays_flat_over_a_thousand_calls(tmp_path: Path):
     (tmp_path / "pyproject.toml").write_text('[project]\nname = "t"\nversion = "0"\n')
     (tmp_path / "big.py").write_text("def greet(s):\n    return s\n\n\n" + LINE * 2000)
     host = Host(plugins=[(harness.PLUGIN_NAME, harness)])
-    async with host.open_run(tmp_path) as run:
+    async with host.open_run(tmp_path, options={"vibe": True}) as run:
         offered = {t.name for t in run.tools()}
         menu = cheap_calls(offered)
-        assert {"write", "edit"} <= {t for t, _ in menu}
+        assert {"write", "edit", "vibe_list"} <= {t for t, _ in menu}
 
         async def burst(n: int) -> list[str]:
             failed = []
