@@ -393,3 +393,28 @@ async def test_output_and_variables_page(tmp_path: Path, open_debugger) -> None:
     # debugpy itself gives the first 100 items of a long list (plus len and groups): said so
     rest = await dbg.ok("variables", reference=big, start=100)
     assert rest.data["note"] is None or "more" in rest.data["note"]
+
+
+async def test_step_over_print_shows_its_output(tmp_path: Path, open_debugger) -> None:
+    """The step's result holds what the stepped line wrote to stdout and stderr, though debugpy
+    relays the program's pipes behind the `stopped` event."""
+    root = copy_project("py", tmp_path)
+    (root / "talk.py").write_text(
+        "import sys\n"
+        "for i in range(3):\n"
+        "    print(f'out {i}')\n"
+        "    print(f'err {i}', file=sys.stderr)\n"
+        "done = True\n"
+    )
+    dbg = await open_debugger(root)
+    await dbg.ok("breakpoints", file="talk.py", lines=[3])
+    await dbg.ok("launch", program="talk.py")
+    for i in range(3):
+        printed = await dbg.ok("step_over")  # out i
+        assert f"out {i}" in printed.text, printed.text
+        errored = await dbg.ok("step_over")  # err i
+        assert f"err {i}" in errored.text, errored.text
+        if i < 2:
+            await dbg.ok("continue")  # to the breakpoint again
+    status = await dbg.ok("output")
+    assert "livetools-sync" not in status.text
