@@ -264,3 +264,26 @@ def test_many_ellipsis_runs_partition_the_arguments(tmp_path, n):
     if n <= 3:
         cli = cli_in_code("python", _runs_pattern(n), path.read_text(), tmp_path, ".py")
         assert cli == (['get_version("Click")', "f(a, b, c)"] if n == 2 else ["f(a, b, c)"])
+
+
+def test_dart_import_metavariable_is_the_uri(tmp_path):
+    """As written, `import $X;` is a local variable of type `import`; the string variant wins
+    for a directive, so it matches real imports (the CLI finds none)."""
+    code = "import 'package:flutter/material.dart';\nimport 'a.dart' as a;\n"
+    assert ours_in_code("dart", "import $X;", code, tmp_path, ".dart") == [
+        "import 'package:flutter/material.dart';"
+    ]
+    assert ours_in_code("dart", "import $X as $A;", code, tmp_path, ".dart") == [
+        "import 'a.dart' as a;"
+    ]
+    assert cli_in_code("dart", "import $X;", code, tmp_path, ".dart") == []
+
+
+@pytest.mark.parametrize("pattern", ["for (var $X in $Y) { $$$ }", "if ($C) { $$$B }"])
+def test_dart_ellipsis_block_is_refused_with_what_to_write(tmp_path, pattern):
+    with pytest.raises(PatternError, match=r"set literal.*leave the body out"):
+        compile_pattern("dart", pattern)
+    code = "void f() {\n  for (var x in xs) {\n    a(x);\n    b(x);\n  }\n"
+    code += "  if (c) {\n    d();\n  }\n}\n"
+    bare = pattern.split(")")[0] + ") $$$"
+    assert len(ours_in_code("dart", bare, code, tmp_path, ".dart")) == 1

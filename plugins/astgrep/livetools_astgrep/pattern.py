@@ -175,6 +175,37 @@ def _echo(text: str, cap: int = 200) -> str:
     return repr(text) if len(text) <= cap else repr(text[:cap]) + f"… ({len(text)} characters)"
 
 
+_DIRECTIVE = re.compile(r"\s*(import|export|part)\s+\$[A-Z_]")
+
+
+_BODY_OWNERS = frozenset({"for_statement", "if_statement", "while_statement"})
+
+
+def _refuse_set_for_block(pattern: Pattern, fragment: str) -> None:
+    """Dart reads `{ $$$ }` after `for (…)`/`if (…)` as a set literal holding a run, which
+    matches no real block: say so and what to write, rather than find nothing."""
+    stack = list(pattern.nodes)
+    while stack:
+        node = stack.pop()
+        if node.kind in _BODY_OWNERS:
+            for body in node.children:
+                inner = body.children[0] if body.children else None
+                if (
+                    body.kind == "expression_statement"
+                    and inner is not None
+                    and inner.kind == "set_or_map_literal"
+                    and any(
+                        c.meta is not None and c.meta.kind == metavars.MULTI for c in inner.children
+                    )
+                ):
+                    raise PatternError(
+                        f"{_echo(fragment)}: Dart reads `{{ $$$ }}` after `{node.kind[:-10]} (…)` "
+                        "as a set literal, not a block, so it would match nothing; leave the "
+                        "body out to match any body: `for (var $X in $Y) $$$`, `if ($C) $$$`"
+                    )
+        stack.extend(node.children)
+
+
 class Compiler:
     """Compiles patterns for one grammar (kept per run: compiling parses the ladder)."""
 
@@ -195,6 +226,7 @@ class Compiler:
         for text, quoted in self._variants(fragment, pre):
             found = self._try_ladder(pattern, fragment, text, quoted, tried)
             if found is not None:
+                _refuse_set_for_block(found, fragment)
                 return found
         hint = metavars.lowercase_hint(fragment)
         raise PatternError(
@@ -218,6 +250,8 @@ class Compiler:
             before, after = fragment[: m.start()], fragment[m.end() :]
             text = metavars.preprocess(before, c) + quoted + metavars.preprocess(after, c)
             out.append((text, quoted))
+        if _DIRECTIVE.match(fragment):  # Dart `import $X;` reads as a local `import X;` as
+            out.append(out.pop(0))  # written: a string where a directive wants one wins
         return out
 
     def _try_ladder(
