@@ -154,6 +154,7 @@ async def test_pause_busy_loop_still_running_then_terminate(tmp_path: Path, open
     status = await dbg.ok("status")
     assert status.data["state"] == "running"
     await dbg.err("stack")  # not stopped: a clear refusal, not a hang
+    paused = result
     for _ in range(20):  # under load the program may not have reached busy() yet
         paused = await dbg.ok("pause")
         assert paused.data["stop"]["reason"] == "pause"
@@ -249,12 +250,13 @@ async def test_ttl_expiry_kills_everything(tmp_path: Path, open_debugger) -> Non
     assert sids and all(session_members(s) for s in sids)
     assert re.search(r"TTL: 0:\d\d left \(of 1:00\)", (await dbg.ok("status")).text)
     dbg.supervisor.set_ttl(0.5)  # the deadline moves: 0.5 s after the start, so now
+    status = None
     for _ in range(100):
         status = await dbg.ok("status")
         if status.data["state"] != "stopped":
             break
         await asyncio.sleep(0.1)
-    assert status.data["state"] == "expired"
+    assert status is not None and status.data["state"] == "expired"
     assert "expired" in status.text
     assert_gone(sids, pid)
     assert "expired" in (await dbg.err("stack")).text
