@@ -287,3 +287,14 @@ def test_dart_ellipsis_block_is_refused_with_what_to_write(tmp_path, pattern):
     code += "  if (c) {\n    d();\n  }\n}\n"
     bare = pattern.split(")")[0] + ") $$$"
     assert len(ours_in_code("dart", bare, code, tmp_path, ".dart")) == 1
+
+
+def test_dart_differences_explained(tmp_path):
+    """The Dart rows of the differential suite, on a snippet: the CLI misses local declarations
+    and skips the *named* `abstract` node, which is never skipped here."""
+    code = "abstract class A extends B {}\nclass C extends D {}\nvoid f() {\n  var z = 1;\n}\n"
+    classes = "class $C extends $B { $$$ }"
+    assert ours_in_code("dart", classes, code, tmp_path, ".dart") == ["class C extends D {}"]
+    assert len(cli_in_code("dart", classes, code, tmp_path, ".dart")) == 2
+    assert ours_in_code("dart", "var $X = $Y;", code, tmp_path, ".dart") == ["var z = 1;"]
+    assert cli_in_code("dart", "var $X = $Y;", code, tmp_path, ".dart") == []
