@@ -298,3 +298,11 @@ def test_dart_differences_explained(tmp_path):
     assert len(cli_in_code("dart", classes, code, tmp_path, ".dart")) == 2
     assert ours_in_code("dart", "var $X = $Y;", code, tmp_path, ".dart") == ["var z = 1;"]
     assert cli_in_code("dart", "var $X = $Y;", code, tmp_path, ".dart") == []
+
+
+def test_cpp_cast_in_a_declarations_arguments(tmp_path):
+    code = "void f() {\n  detail::get_locale loc(static_cast<bool>(r), r);\n"
+    code += "  g(static_cast<bool>(x));\n}\n"
+    found = ["static_cast<bool>(r)", "static_cast<bool>(x)"]
+    assert ours_in_code("cpp", "static_cast<$T>($X)", code, tmp_path, ".cpp") == found
+    assert cli_in_code("cpp", "static_cast<$T>($X)", code, tmp_path, ".cpp") == found[1:]
