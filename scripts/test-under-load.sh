@@ -5,6 +5,7 @@
 #   scripts/test-under-load.sh [PYTEST ARGS...]     e.g. scripts/test-under-load.sh tests/core -x
 #
 # HOGS (default 2) sets how many busy loops run beside the suite; HOGS=0 runs it plain.
+# RERUNS (default 0) allows that many reruns of a failed test (CI allows one; each is listed).
 # Exit: pytest's own code, except that "no tests collected" (5) is a failure too (1).
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -29,7 +30,7 @@ for _ in $(seq 1 "${HOGS:-2}"); do
 done
 
 start=$(date +%s)
-"${UV[@]}" run pytest -p no:cacheprovider --reruns 0 "$@"
+"${UV[@]}" run pytest -p no:cacheprovider --reruns "${RERUNS:-0}" "$@"
 rc=$?
 echo "test-under-load: pytest exit ${rc} after $(($(date +%s) - start))s beside ${HOGS:-2} CPU hogs" >&2
 if [ "$rc" -eq 5 ]; then
