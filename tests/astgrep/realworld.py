@@ -8,16 +8,12 @@ example becomes one `.dart` file)."""
 from __future__ import annotations
 
 import atexit
-import importlib.util
 import shutil
 import tempfile
 from functools import cache
 from pathlib import Path
-from typing import Any
 
-import pytest
-
-from tests.support import REPO
+from tests.corpus import corpus_project
 
 PROJECTS: dict[str, tuple[str, ...]] = {
     "python": ("click",),
@@ -51,31 +47,9 @@ def _scratch() -> Path:
     return path
 
 
-@cache
-def _corpus_module() -> Any:
-    try:
-        import tests.corpus as module  # the shared test-side API, when present
-    except ImportError:
-        spec = importlib.util.spec_from_file_location(
-            "_corpus_script", REPO / "scripts" / "corpus.py"
-        )
-        assert spec is not None and spec.loader is not None
-        module = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(module)
-    return module
-
-
 def project(name: str) -> Path:
     """A fetched project's folder (read-only), or a skip saying how to fetch it."""
-    module = _corpus_module()
-    if hasattr(module, "corpus_project"):
-        return module.corpus_project(name)
-    folder = module.cache_dir() / name
-    if not folder.is_dir():
-        pytest.skip(
-            f"corpus project {name} not fetched: uv run python scripts/corpus.py fetch {name}"
-        )
-    return folder
+    return corpus_project(name)
 
 
 def _sample(items: list[Path], n: int) -> list[Path]:
