@@ -199,14 +199,15 @@ def _only_renamed(covered: str, new_text: str, old: str, new: str) -> bool:
     return all(a == b or (a == old and b == new) for a, b in zip(before, after, strict=True))
 
 
-_NAME = re.compile(r"^[^\W\d][\w$]*$|^\$[\w$]*$")
+# fullmatch: `$` alone would let "Box\n" through.
+_NAME = re.compile(r"[^\W\d][\w$]*|\$[\w$]*")
 
 
 async def lsp_rename(ctx: CallContext, args: RenameArgs) -> Result:
     from .actions import _file_path, _position, _until_ready
 
     sup: Supervisor = ctx.resource
-    if not _NAME.match(args.new_name):
+    if not _NAME.fullmatch(args.new_name):
         raise ToolError(
             f"new_name {args.new_name[:200]!r} is not an identifier; pass the bare new name"
         )
