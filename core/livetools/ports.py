@@ -16,6 +16,7 @@ class ApprovalRequest:
     tier: Tier
     args: dict[str, Any]
     surface: str
+    summary: str = ""  # what the call will do, as the approval card words it
 
 
 Approve = Callable[[ApprovalRequest], "Awaitable[bool] | bool"]
@@ -23,8 +24,10 @@ Approve = Callable[[ApprovalRequest], "Awaitable[bool] | bool"]
 
 @dataclass
 class Ports:
-    """`approve` gates write/exec calls (False = a clean refusal). `question` + `target_space`
-    reach a human (ask plugin); `workers` are vibe backends; `sandbox` launches kernels."""
+    """`approve` gates write/exec calls (False = a clean refusal); without it, the run option
+    `approve=ask` asks the human through `question` instead (see approvals). `question` +
+    `target_space` reach a human (ask plugin); `workers` are vibe backends; `sandbox` launches
+    kernels."""
 
     approve: Approve | None = None
     question: Any = None

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
+from enum import StrEnum
 
 
 @dataclass(frozen=True)
@@ -97,3 +98,90 @@ class QuestionPortDetached(Exception):
 
 
 QuestionPort = Callable[[Question], Awaitable[Answer]]
+
+
+# -- permission prompts ---------------------------------------------------------------------
+# The second human gate beside ask_user: "may this write/exec call run?". Same card shape, same
+# ports; a port that has no approval form of its own gets the card as a three-option question.
+
+
+class Decision(StrEnum):
+    ALLOW = "allow"
+    DENY = "deny"
+    ALWAYS = "always"  # allow this tool for the rest of the run
+
+
+SUMMARY_LINES = 12  # lines of "what will happen" a card shows
+SUMMARY_WIDTH = 200  # characters per line
+
+
+def cap_summary(text: str, lines: int = SUMMARY_LINES, width: int = SUMMARY_WIDTH) -> str:
+    """A card's "what will happen" block, capped in lines and width, saying how much was cut."""
+    rows = text.splitlines() or [""]
+    shown = [r if len(r) <= width else r[: width - 1] + "…" for r in rows[:lines]]
+    if len(rows) > lines:
+        shown.append(f"… truncated: {len(rows) - lines} more lines")
+    return "\n".join(shown)
+
+
+_REPLIES = {
+    Decision.ALLOW: ("y", "yes", "allow", "1"),
+    Decision.DENY: ("n", "no", "deny", "2"),
+    Decision.ALWAYS: ("a", "always", "3"),
+}
+
+
+@dataclass(frozen=True)
+class Approval:
+    number: int  # approval #N of this run
+    tool: str
+    tier: str
+    summary: str  # what will happen, already capped
+    expires_in: float | None = None  # seconds
+
+    def card(self) -> str:
+        lines = [f"Approval #{self.number}: allow {self.tool} ({self.tier})?", "", self.summary]
+        lines += ["", self.how_to_reply()]
+        return "\n".join(lines)
+
+    def how_to_reply(self) -> str:
+        return f"Reply y to allow, n to deny, or a to allow {self.tool} for the rest of this run."
+
+    def labels(self) -> dict[Decision, str]:
+        return {
+            Decision.ALLOW: "Allow",
+            Decision.DENY: "Deny",
+            Decision.ALWAYS: f"Allow {self.tool} for the rest of this run",
+        }
+
+    def parse_reply(self, reply: str) -> Decision:
+        """Terminal grammar: y / n / a (or the words, or 1-3). Raises ValueError otherwise:
+        an empty or unclear reply is asked again, never taken as either answer."""
+        text = reply.strip().lower()
+        for decision, words in _REPLIES.items():
+            if text in words:
+                return decision
+        if not text:
+            raise ValueError("an empty reply decides nothing")
+        raise ValueError(f"{reply.strip()[:40]!r} is not y, n or a")
+
+    def as_question(self) -> Question:
+        """The card as a question, for a question port that has no approval form of its own."""
+        labels = self.labels()
+        return Question(
+            number=self.number,
+            question=f"Allow {self.tool} ({self.tier})?",
+            context=self.summary,
+            options=tuple(Option(labels[d]) for d in Decision),
+            expires_in=self.expires_in,
+        )
+
+    def from_answer(self, answer: Answer) -> Decision:
+        """A question port's answer to `as_question`; a skip denies."""
+        by_label = {label: d for d, label in self.labels().items()}
+        if answer.skipped or not answer.choices:
+            return Decision.DENY
+        return by_label.get(answer.choices[0], Decision.DENY)
+
+
+ApprovalPort = Callable[[Approval], Awaitable[Decision]]

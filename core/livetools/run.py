@@ -14,11 +14,12 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
+from .approvals import ApprovalGate, Refused
 from .files.paths import resolve_path, shown
-from .ports import ApprovalRequest, Ports
+from .ports import Ports
 from .resources import Resource
 from .results import Result, ToolError, cap_value
-from .tiers import Surface, Tier
+from .tiers import Surface
 from .tools import CallContext, DuplicateToolError, Registry, Tool
 
 if TYPE_CHECKING:
@@ -84,6 +85,7 @@ class Run:
         self._listeners: list[Callable[[], object]] = []
         self._inflight: set[asyncio.Task[Any]] = set()
         self._closed = False
+        self.approval = ApprovalGate(self)
 
     # -- opening -----------------------------------------------------------------------------
 
@@ -232,22 +234,11 @@ class Run:
             model = tool.args.model_validate(args)
         except ValidationError as exc:
             return usage_error(format_validation_error(tool, exc))
-        if tool.tier is not Tier.READ and self.ports.approve is not None:
-            request = ApprovalRequest(tool.name, tool.tier, dict(args), s.name)
-            try:
-                approved = await maybe_await(self.ports.approve(request))
-            except Exception as exc:  # fail closed: an approver that breaks is a refusal
-                return Result.error(
-                    f"approval failed: {type(exc).__name__}: {shown(str(exc))}; nothing was "
-                    f"done. The {tool.name} call was refused; tell the operator their approval "
-                    "step is failing"
-                )
-            if not approved:
-                return Result.error(
-                    f"the operator declined this {tool.name} call; nothing was done. "
-                    "Ask what they want instead, or try a different approach."
-                )
         ctx = CallContext(self, tool, s, self.resources.get(tool.resource or ""))
+        # After the surface and argument checks: a hidden tool or a bad call is never asked about.
+        refusal = await self.approval.check(ctx, args, model)
+        if refusal is not None:
+            return refusal
         return await self._invoke(tool, ctx, model)
 
     async def _invoke(self, tool: Tool, ctx: CallContext, model: Any) -> Result:
@@ -278,6 +269,8 @@ class Run:
                 f"{tool.name} timed out after {timeout:g}s and was stopped; "
                 "try a smaller request or a narrower path"
             )
+        except Refused as exc:  # declined at the tool's own approval point: nothing written
+            return exc.result
         except ToolError as exc:
             return Result.error(str(exc))
         except asyncio.CancelledError:
