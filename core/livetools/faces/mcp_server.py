@@ -24,7 +24,7 @@ import logging
 import os
 import signal
 import sys
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -46,6 +46,7 @@ if TYPE_CHECKING:
     import mcp_types as types
     from mcp.server.context import HandlerResult, ServerRequestContext
     from mcp.server.lowlevel import Server
+    from mcp.server.models import InitializationOptions
     from mcp.server.session import ServerSession
     from mcp.server.subscriptions import InMemorySubscriptionBus
     from mcp.shared._stream_protocols import ReadStream, WriteStream
@@ -103,17 +104,29 @@ class McpFace:
         write_stream: WriteStream[SessionMessage],
     ) -> None:
         """Serve one connection until the client closes its end."""
-        import anyio
+        async with self.hosting():
+            await self.server.run(read_stream, write_stream, self.init_options())
+
+    def init_options(self) -> InitializationOptions:
+        """What the handshake era answers `initialize` with (every transport the same)."""
         from mcp.server.lowlevel import NotificationOptions
 
         # tools_changed=True is what the handshake era advertises as tools.listChanged; the 2026
         # era derives it from the subscriptions/listen handler instead.
-        init = self.server.create_initialization_options(NotificationOptions(tools_changed=True))
+        return self.server.create_initialization_options(NotificationOptions(tools_changed=True))
+
+    @contextlib.asynccontextmanager
+    async def hosting(self) -> AsyncIterator[None]:
+        """The face's lifetime on its serving loop, around however many connections the
+        transport brings (stdio: one; HTTP: the run's endpoint): announcements of tool changes
+        run in its task group, and questions still parked for a 2026 client fail at the end."""
+        import anyio
+
         self._loop = asyncio.get_running_loop()
         async with anyio.create_task_group() as tasks:
             self._tasks = tasks
             try:
-                await self.server.run(read_stream, write_stream, init)
+                yield
             finally:
                 self._tasks = None
                 tasks.cancel_scope.cancel()
