@@ -105,6 +105,8 @@ def _options(args: argparse.Namespace) -> dict[str, Any]:
     options = parse_options(getattr(args, "option", None) or [])
     if getattr(args, "vibe", False):
         options["vibe"] = True
+    if getattr(args, "approve", None):
+        options["approve"] = args.approve
     return options
 
 
@@ -225,6 +227,7 @@ async def status_report(host: Host, run: Run) -> dict[str, Any]:
         "failed": [{"name": f.name, "error": f.error} for f in host.plugins.failures],
         "blocked": sorted(set(host.plugins.blocked)),
         "resources": resources,
+        "approval": run.approval.status(),
         "problems": run.problems,
     }
 
@@ -282,6 +285,13 @@ def render_status(report: dict[str, Any]) -> str:
         lines.append(f"{f['name']}: FAILED to load: {f['error']}")
     for name in report["blocked"]:
         lines.append(f"{name}: blocked by LIVETOOLS_DISABLE_PLUGINS / LIVETOOLS_PLUGINS")
+    approval = report.get("approval")
+    if approval:
+        always = ", ".join(approval["always"]) or "none"
+        lines.append(
+            f"approval: {approval['mode']} (asked {approval['asked']}, refused "
+            f"{approval['refused']}; allowed for the rest of this run: {always})"
+        )
     lines += [f"problem: {problem}" for problem in report["problems"]]
     return "\n".join(lines)
 
@@ -328,12 +338,19 @@ answer with one line {"choices": ["label"]}, {"text": "..."}, {"reply": "1,3"} o
 {"skip": true}. While a question is open, only an answer object answers: any other line,
 including a tool line, gets {"event": "question_error", "number": N, "text": ..., "id": ...}
 and is NOT run (refused, not queued: send it again after answering). An expired question
-emits {"event": "question_expired", "number": N}. End of input ends the session."""
+emits {"event": "question_expired", "number": N}. End of input ends the session.
+--approve ask: before a write/exec call the session emits {"event": "approval", "number": N,
+"tool", "tier", "summary", "card"}; answer {"approve": true}, {"approve": false} or
+{"always": true} (this tool, for the rest of the session). Any other line gets
+{"event": "approval_error"} and is not run; expiry emits {"event": "approval_expired"} and
+refuses the call."""
 
 SERVE_HELP = """MCP over stdio, both the 2025-11-25 handshake and the 2026-07-28 protocol; one run
 per process. Every request gets a result or a JSON-RPC error (-32700 for a line that is not
 JSON, -32600 for JSON that is not a request). Tool data rides in _meta["livetools/data"];
-the content is the text. ask_user is offered to clients that declare form elicitation."""
+the content is the text. ask_user is offered to clients that declare form elicitation.
+--approve ask asks for each write/exec call through the same elicitation (Allow / Deny /
+Allow this tool for the rest of the run); a client that cannot elicit gets a refusal."""
 
 TOOLS_HELP = """--serve lists exactly what `livetools serve` offers a client that elicits (adds
 write, edit and ask_user); `livetools tools --serve --vibe --format mcp | wc -c` is the size
@@ -370,6 +387,13 @@ def parser() -> argparse.ArgumentParser:
             help="a run option, e.g. debug_ttl=60 (repeatable; see below)",
         )
 
+    def approve_flag(p: argparse.ArgumentParser) -> None:
+        p.add_argument(
+            "--approve",
+            choices=["allow", "deny", "ask"],
+            help="write/exec calls: allow (default), deny, or ask the human (fails closed)",
+        )
+
     p = command("status", "which families are live, and for each server why or why not", OPTIONS)
     common(p, surface=False)
     p.add_argument("--json", action="store_true", help="the full report as one JSON object")
@@ -384,14 +408,17 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("args", nargs="?", metavar="ARGS_JSON")
     common(p)
     p.add_argument("--json", action="store_true", help="print the result object (see below)")
+    approve_flag(p)
 
     p = command("session", "one run, JSON lines on stdin/stdout", f"{SESSION_HELP}\n\n{OPTIONS}")
     common(p)
+    approve_flag(p)
 
     p = command(
         "serve", "an MCP server over stdio, one run per process", f"{SERVE_HELP}\n\n{OPTIONS}"
     )
     common(p)
+    approve_flag(p)
     return top
 
 

@@ -9,7 +9,7 @@ import sys
 from collections.abc import Callable
 from typing import Any, TextIO
 
-from ..questions import Answer, Question, QuestionPortDetached
+from ..questions import Answer, Approval, Decision, Question, QuestionPortDetached
 from .lines import LineReader
 
 
@@ -32,6 +32,19 @@ class TerminalPort:
                 return question.parse_reply(line)
             except ValueError as exc:
                 self._say(f"{exc}. {question.how_to_reply()}")
+
+    async def approve(self, approval: Approval) -> Decision:
+        """The approval card: y, n or a; anything else (an empty line too) is asked again."""
+        self._say("\n" + approval.card())
+        while True:
+            self._say("> ", end="")
+            line = await self.reader.readline()
+            if line is None:
+                raise QuestionPortDetached("the terminal closed")
+            try:
+                return approval.parse_reply(line)
+            except ValueError as exc:
+                self._say(f"{exc}. {approval.how_to_reply()}")
 
     def _say(self, text: str, end: str = "\n") -> None:
         self.out.write(text + end)
@@ -94,6 +107,35 @@ class JsonLinesPort:
             self.emit({"event": "question_expired", "number": question.number})
             raise
 
+    async def approve(self, approval: Approval) -> Decision:
+        """Emits an `approval` event (not a question: it has its own answers) and reads
+        `{"approve": true|false}` or `{"always": true}`. Any other line gets `approval_error`
+        and the approval stays open; a tool line is refused, not run. Expiry emits
+        `approval_expired`."""
+        self.emit(approval_event(approval))
+        try:
+            while True:
+                line = await self.reader.readline()
+                if line is None:
+                    raise QuestionPortDetached("input ended")
+                if not line.strip():
+                    continue
+                try:
+                    return parse_approval_line(approval, line)
+                except ValueError as exc:
+                    event: dict[str, Any] = {
+                        "event": "approval_error",
+                        "number": approval.number,
+                        "text": str(exc),
+                    }
+                    rid = _line_id(line)
+                    if rid is not None:
+                        event["id"] = rid
+                    self.emit(event)
+        except asyncio.CancelledError:
+            self.emit({"event": "approval_expired", "number": approval.number})
+            raise
+
 
 def _line_id(line: str) -> Any:
     try:
@@ -132,3 +174,47 @@ def parse_answer_line(question: Question, line: str) -> Answer:
     if text is not None and not isinstance(text, str):
         raise ValueError('"text" must be a string')
     return question.answer(choices=choices, text=text)
+
+
+def approval_event(approval: Approval) -> dict[str, Any]:
+    return {
+        "event": "approval",
+        "number": approval.number,
+        "tool": approval.tool,
+        "tier": approval.tier,
+        "summary": approval.summary,
+        "card": approval.card(),
+        "expires_in": approval.expires_in,
+    }
+
+
+APPROVAL_SHAPES = '{"approve": true}, {"approve": false} or {"always": true}'
+
+
+def parse_approval_line(approval: Approval, line: str) -> Decision:
+    """The decision an input line gives; ValueError (saying what to send) for anything else —
+    a question's answer object included: only an approval answer decides an approval."""
+    where = f"approval #{approval.number} ({approval.tool}) is open"
+    try:
+        payload = json.loads(line)
+    except (ValueError, RecursionError):
+        raise ValueError(f"{where}: expected {APPROVAL_SHAPES}") from None
+    if isinstance(payload, dict) and "tool" in payload:
+        raise ValueError(
+            f"{where}, so this tool line was refused (not run); answer first with "
+            f"{APPROVAL_SHAPES}, then send the line again"
+        )
+    if not isinstance(payload, dict) or not ({"approve", "always"} & payload.keys()):
+        raise ValueError(f"{where}: expected {APPROVAL_SHAPES}")
+    always, approve = payload.get("always"), payload.get("approve")
+    if "always" in payload and not isinstance(always, bool):
+        raise ValueError('"always" must be true or false')
+    if "approve" in payload and not isinstance(approve, bool):
+        raise ValueError('"approve" must be true or false')
+    if always:
+        if approve is False:
+            raise ValueError('"always": true with "approve": false contradicts itself')
+        return Decision.ALWAYS
+    if approve is None:
+        raise ValueError(f'"always": false decides nothing; expected {APPROVAL_SHAPES}')
+    return Decision.ALLOW if approve else Decision.DENY
