@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel, Field
 
+from ..approvals import card_by
 from ..files import (
     EditConflict,
     FileChange,
@@ -40,6 +41,44 @@ def _report(ctx: CallContext, verb: str, rel: str, notes: list[str]) -> Result:
     return Result(text=text, data={"path": rel, "notes": notes})
 
 
+CARD_LINES = 8
+
+
+def _lines(prefix: str, text: str) -> list[str]:
+    rows = text.splitlines()
+    out = [f"{prefix}{row}" for row in rows[:CARD_LINES]]
+    if len(rows) > CARD_LINES:
+        out.append(f"  … {len(rows) - CARD_LINES} more lines")
+    return out
+
+
+def write_card(ctx: CallContext, args: WriteArgs) -> str:
+    """Path and size, whether it creates or replaces, and the first lines."""
+    size = len(args.content.encode("utf-8"))
+    lines = len(args.content.splitlines())
+    try:
+        path = resolve_path(ctx.run.root, args.path)
+        old = path.stat().st_size if path.is_file() else None
+    except (PathError, OSError):
+        old = None
+    what = "create" if old is None else f"replace ({old} bytes now) with"
+    return "\n".join(
+        [f"write {args.path}: {what} {size} bytes, {lines} lines", *_lines("  ", args.content)]
+    )
+
+
+def edit_card(ctx: CallContext, args: EditArgs) -> str:
+    """Path and the replacement as a small diff."""
+    return "\n".join(
+        [
+            f"edit {args.path}: replace one occurrence",
+            *_lines("- ", args.old),
+            *_lines("+ ", args.new),
+        ]
+    )
+
+
+@card_by(write_card)
 async def write(ctx: CallContext, args: WriteArgs) -> Result:
     root = ctx.run.root
     try:
@@ -55,6 +94,7 @@ async def write(ctx: CallContext, args: WriteArgs) -> Result:
     return _report(ctx, "updated" if existed else "created", relpath(root, path), notes)
 
 
+@card_by(edit_card)
 async def edit(ctx: CallContext, args: EditArgs) -> Result:
     root = ctx.run.root
     try:

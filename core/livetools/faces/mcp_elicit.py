@@ -21,6 +21,9 @@ single-select (`oneOf [{const, title}]`), or with `multi_select` a titled multi-
 whose `items.anyOf` holds `{const, title}`); `allow_free_text` → a string field. Option
 descriptions have no slot in the form, so the message is the question's numbered card.
 accept → the answer (checked by `Question.answer`), decline / cancel → skip.
+
+Approvals (`--approve ask`) take the same two paths with their own form: one titled
+single-select, Allow / Deny / Allow this tool for the rest of the run; decline / cancel deny.
 """
 
 from __future__ import annotations
@@ -35,7 +38,7 @@ from collections.abc import Callable, Coroutine, Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
-from ..questions import Answer, Question, QuestionPortDetached
+from ..questions import Answer, Approval, Decision, Question, QuestionPortDetached
 from ..results import Result
 
 if TYPE_CHECKING:
@@ -46,6 +49,7 @@ log = logging.getLogger("livetools.serve")
 
 TARGET_SPACE = "mcp"
 CHOICE, CHOICES, TEXT = "choice", "choices", "text"  # the form's field names
+DECISION = "decision"  # the approval form's one field
 MAX_ASKS = 3  # a form answer that does not fit the question is asked again, this often in all
 PARKED_LIMIT = 32  # 2026 era: calls waiting for the client's retry at once (and results kept)
 KEEP_FINISHED = 300.0  # seconds a parked call's result waits for a late retry (e.g. after expiry)
@@ -138,6 +142,34 @@ def read_form(question: Question, content: dict[str, Any] | None) -> Answer:
     return question.answer(choices=list(dict.fromkeys(choices)), text=(text or "").strip() or None)
 
 
+def approval_message(approval: Approval) -> str:
+    """The approval card, with the reply grammar swapped for the form's."""
+    card = approval.card()
+    grammar = approval.how_to_reply()
+    if card.endswith(grammar):
+        card = card[: -len(grammar)].rstrip()
+    how = "pick Allow, Deny, or Allow for the rest of this run. Declining denies."
+    return f"{card}\n\nIn the form: {how}"
+
+
+def approval_schema(approval: Approval) -> dict[str, Any]:
+    """One required titled single-select: Allow / Deny / Allow this tool for the rest of the run."""
+    titled = [{"const": d.value, "title": label} for d, label in approval.labels().items()]
+    return {
+        "type": "object",
+        "properties": {DECISION: {"type": "string", "title": "Decision", "oneOf": titled}},
+        "required": [DECISION],
+    }
+
+
+def read_approval_form(content: dict[str, Any] | None) -> Decision:
+    raw = (content or {}).get(DECISION)
+    try:
+        return Decision(raw)
+    except ValueError:
+        raise ValueError(f"{DECISION!r} must be one of allow, deny, always") from None
+
+
 # -- the port -------------------------------------------------------------------------------
 
 
@@ -172,6 +204,25 @@ class ElicitationPort:
             except ValueError as exc:
                 problem = str(exc)
         raise QuestionPortDetached(f"the client's form answers did not fit the question: {problem}")
+
+    async def approve(self, approval: Approval) -> Decision:
+        """The approval form. accept → the picked decision; decline and cancel deny."""
+        asker = _ASKER.get()
+        if asker is None:
+            raise QuestionPortDetached("this call did not come from the MCP client")
+        schema = approval_schema(approval)
+        message = approval_message(approval)
+        problem = ""
+        for _ in range(MAX_ASKS):
+            shown = f"That answer did not fit: {problem}.\n\n{message}" if problem else message
+            result = await asker.elicit(shown, schema)
+            if result.action != "accept":
+                return Decision.DENY
+            try:
+                return read_approval_form(result.content)
+            except ValueError as exc:
+                problem = str(exc)
+        raise QuestionPortDetached(f"the client's form answers did not fit the approval: {problem}")
 
 
 # -- 2025-11-25: elicitation/create in the middle of the call -------------------------------
