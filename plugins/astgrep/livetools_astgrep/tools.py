@@ -20,6 +20,7 @@ from livetools import (
     relpath,
     resolve_path,
 )
+from livetools.approvals import card_by
 from livetools.files import check_regular
 
 from .engine import UNPARSED, FileJob
@@ -471,6 +472,19 @@ def _check_template(template: str, pattern: Pattern) -> None:
 # -- resolve -----------------------------------------------------------------------------------
 
 
+def resolve_card(ctx: CallContext, args: ResolveArgs) -> str:
+    """The approval card (approve=ask): which files and how many replacements accept writes."""
+    edit_id = args.edit_id.strip()
+    staged = _resource(ctx).edits.staged.get(edit_id)
+    if staged is None or args.action == "discard":
+        return f"resolve {args.action} {edit_id} (writes nothing)"
+    n = staged.replacements
+    head = f"accept {edit_id}: write {n} replacement{'s' if n != 1 else ''} in "
+    head += f"{len(staged.files)} file{'s' if len(staged.files) != 1 else ''}: "
+    return head + _names(staged.files, 10) + "\n" + staged.edit.diff(8)
+
+
+@card_by(resolve_card)
 async def resolve(ctx: CallContext, args: ResolveArgs) -> Result:
     res = _resource(ctx)
     ledger = res.edits

@@ -22,6 +22,7 @@ from livetools import (
     relpath,
     resolve_path,
 )
+from livetools.approvals import asks_in_call, confirm
 from livetools.files import read_bytes_sync
 
 from .ledger import significant
@@ -203,6 +204,7 @@ def _only_renamed(covered: str, new_text: str, old: str, new: str) -> bool:
 _NAME = re.compile(r"[^\W\d][\w$]*|\$[\w$]*")
 
 
+@asks_in_call  # approve=ask: the card waits until the rename is staged, so its counts are real
 async def lsp_rename(ctx: CallContext, args: RenameArgs) -> Result:
     from .actions import _file_path, _position, _until_ready
 
@@ -261,6 +263,9 @@ async def lsp_rename(ctx: CallContext, args: RenameArgs) -> Result:
         raise ToolError(f"the rename to {args.new_name} changes nothing; nothing was written")
     staged = StagedEdit(staged.root, changed)
     diff = staged.diff(DIFF_LINES)
+    edited = {relpath(sup.root, p): n for p, n in work.edits.items() if n}
+    card = f'rename "{old}" → "{args.new_name}": {sum(edited.values())} edits in {len(edited)} '
+    await confirm(ctx, card + "files: " + ", ".join(f"{f} ({n})" for f, n in edited.items()))
     try:
         notes = await staged.apply(ctx.run)
     except EditConflict as exc:
