@@ -299,6 +299,11 @@ def render_status(report: dict[str, Any]) -> str:
 def cmd_serve(args: argparse.Namespace) -> int:
     from .mcp_server import main as serve
 
+    if args.http:
+        from .http.command import main as serve_http
+
+        root = None if args.runs_under else _root(args)
+        return serve_http(args, root, _options(args))
     return serve(_root(args), args.surface, _options(args))
 
 
@@ -418,6 +423,10 @@ def parser() -> argparse.ArgumentParser:
         "serve", "an MCP server over stdio, one run per process", f"{SERVE_HELP}\n\n{OPTIONS}"
     )
     common(p)
+    from .http import command as http_command
+
+    http_command.add_arguments(p)
+    p.epilog = f"{p.epilog}\n\n{http_command.HELP}"
     approve_flag(p)
     return top
 

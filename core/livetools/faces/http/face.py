@@ -1,0 +1,91 @@
+"""The MCP face of one run over streamable HTTP: the stdio face's server (same tools, tiers,
+results, list_changed and ask_user) behind the SDK's session manager, which serves both eras on
+one endpoint (2025-11-25 sessions keyed by `Mcp-Session-Id`, 2026-07-28 single requests).
+
+Differences from stdio, kept here: a run may have several handshake-era sessions at once (a
+client that reconnects, or two clients of one run), so a tools/list_changed goes to each of
+them; the session manager builds `initialize` answers itself, so the server's initialization
+options are made to advertise `tools.listChanged`."""
+
+from __future__ import annotations
+
+import logging
+import weakref
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Any
+
+import anyio
+
+from ...run import Run
+from ...tiers import Surface
+from ..mcp_server import McpFace
+
+if TYPE_CHECKING:
+    import mcp_types as types
+    from mcp.server.context import HandlerResult, ServerRequestContext
+    from mcp.server.session import ServerSession
+    from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
+
+log = logging.getLogger("livetools.serve.http")
+
+ANNOUNCE_WAIT = 5.0  # seconds one session may take to accept a tools/list_changed
+
+
+class HttpFace(McpFace):
+    """One run's MCP server plus the session manager that carries it over HTTP."""
+
+    def __init__(
+        self,
+        run: Run,
+        surface: Surface,
+        *,
+        session_idle_timeout: float | None,
+        max_sessions: int,
+        max_body: int,
+    ) -> None:
+        from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
+
+        super().__init__(run, surface)
+        self.calls = 0
+        self._sessions: weakref.WeakSet[ServerSession] = weakref.WeakSet()
+        options = self.init_options()
+        # The manager calls `create_initialization_options()` without arguments for each
+        # handshake session; answer with the stdio face's options (tools.listChanged true).
+        self.server.create_initialization_options = lambda *_a, **_k: options  # type: ignore[method-assign]
+        # Host/Origin are checked by the app for every route before a request gets here.
+        self.manager: StreamableHTTPSessionManager = StreamableHTTPSessionManager(
+            app=self.server,
+            security_settings=None,
+            session_idle_timeout=session_idle_timeout,
+            max_sessions=max_sessions,
+            max_request_body_size=max_body,
+        )
+
+    async def _observe(
+        self,
+        ctx: ServerRequestContext[Any, Any],
+        call_next: Callable[[ServerRequestContext[Any, Any]], Awaitable[HandlerResult]],
+    ) -> HandlerResult:
+        from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+
+        if ctx.protocol_version not in MODERN_PROTOCOL_VERSIONS and ctx.method != "initialize":
+            self._sessions.add(ctx.session)
+        return await super()._observe(ctx, call_next)
+
+    async def _call_tool(
+        self, ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams
+    ) -> types.CallToolResult | types.InputRequiredResult:
+        self.calls += 1
+        return await super()._call_tool(ctx, params)
+
+    async def _announce(self) -> None:
+        from mcp.server.subscriptions import ToolsListChanged
+
+        for session in list(self._sessions):
+            try:
+                with anyio.fail_after(ANNOUNCE_WAIT):
+                    await session.send_tool_list_changed()
+            except Exception:  # advisory: a gone session must not break the run
+                self._sessions.discard(session)
+                log.debug("tools/list_changed not delivered", exc_info=True)
+        await self.bus.publish(ToolsListChanged())

@@ -1,0 +1,249 @@
+"""The ASGI app of `serve --http`: the gate (Host 421, Origin 403, token 401, body 413) in front
+of every route, then
+
+- `/mcp`: the one run of `--root`;
+- `/runs` (admin token): POST opens a run → `{run_id, url, token}`, GET lists them;
+  `/runs/<id>` DELETE closes one; `/runs/<id>/mcp` is that run's MCP endpoint (its own token);
+- `/healthz` (no token) and `/metrics` (admin token when tokens are configured).
+
+The MCP endpoints are the SDK's session manager of each run, so both protocol eras are served
+on the same URL."""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from starlette.requests import Request
+from starlette.responses import JSONResponse, PlainTextResponse, Response
+from starlette.types import Message, Receive, Scope, Send
+
+from .metrics import Metrics
+from .runs import SINGLE_ID, RunRefused, Runs, RunSlot
+from .security import Gate, bearer
+
+log = logging.getLogger("livetools.serve.http")
+
+ADMIN_BODY_LIMIT = 64 * 1024  # POST /runs bodies are small JSON objects
+
+
+def _error(status: int, message: str, **headers: str) -> Response:
+    return JSONResponse({"error": message}, status_code=status, headers=headers or None)
+
+
+def _unauthorized(message: str = "missing or invalid bearer token") -> Response:
+    return _error(401, message, **{"WWW-Authenticate": 'Bearer realm="livetools"'})
+
+
+class App:
+    def __init__(
+        self,
+        runs: Runs,
+        gate: Gate,
+        metrics: Metrics,
+        open_single: Callable[[], Awaitable[None]] | None = None,
+        on_ready: Callable[[], None] | None = None,
+    ) -> None:
+        self.runs = runs
+        self.open_single = open_single
+        self.on_ready = on_ready
+        self.gate = gate
+        self.metrics = metrics
+        self.single = runs.runs_under is None
+        self.ready = False
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "lifespan":
+            await self._lifespan(receive, send)
+            return
+        if scope["type"] != "http":
+            return
+        started = time.monotonic()
+        status = 0
+
+        async def watch(message: Message) -> None:
+            nonlocal status
+            if message["type"] == "http.response.start":
+                status = message["status"]
+            await send(message)
+
+        route = "other"
+        try:
+            route = await self._route(scope, receive, watch)
+        finally:
+            seconds = time.monotonic() - started
+            self.metrics.request(route, scope.get("method", "?"), status or 499, seconds)
+            # Path and status only: a token never rides in a URL, and headers are not logged.
+            log.info("%s %s %s %.3fs", scope.get("method"), scope.get("path"), status, seconds)
+
+    async def _lifespan(self, receive: Receive, send: Send) -> None:
+        message = await receive()
+        assert message["type"] == "lifespan.startup"
+        try:
+            async with self.runs.serving():
+                if self.open_single is not None:
+                    await self.open_single()
+                self.ready = True
+                await send({"type": "lifespan.startup.complete"})
+                if self.on_ready is not None:
+                    # The socket listens already: connections queue until uvicorn serves.
+                    self.on_ready()
+                message = await receive()  # lifespan.shutdown
+                self.ready = False
+        except BaseException as exc:
+            if not self.ready and message["type"] == "lifespan.startup":
+                await send({"type": "lifespan.startup.failed", "message": str(exc)})
+                return
+            raise
+        await send({"type": "lifespan.shutdown.complete"})
+
+    # -- routing -----------------------------------------------------------------------------
+
+    async def _route(self, scope: Scope, receive: Receive, send: Send) -> str:
+        request = Request(scope, receive)
+        headers = request.headers
+        if not self.gate.host_ok(headers.get("host")):
+            self.metrics.refused["host"] += 1
+            await _error(421, "Host header not allowed by this server")(scope, receive, send)
+            return "refused"
+        if not self.gate.origin_ok(headers.get("origin")):
+            self.metrics.refused["origin"] += 1
+            await _error(403, "Origin not allowed by this server")(scope, receive, send)
+            return "refused"
+        path = scope["path"].rstrip("/") or "/"
+        method = scope["method"]
+        token = bearer(headers.get("authorization"))
+        parts = path.strip("/").split("/")
+
+        if path == "/healthz":
+            await JSONResponse({"ok": self.ready, "runs": len(self.runs.list())})(
+                scope, receive, send
+            )
+            return "healthz"
+        if path == "/metrics":
+            if self.gate.has_tokens and not await self.gate.admits_admin(token):
+                await _unauthorized()(scope, receive, send)
+                return "metrics"
+            self.metrics.tool_calls = self.runs.tool_calls()
+            text = self.metrics.render()
+            await PlainTextResponse(text, media_type="text/plain; version=0.0.4")(
+                scope, receive, send
+            )
+            return "metrics"
+        if self.single and path == "/mcp":
+            slot = self.runs.get(SINGLE_ID)
+            await self._mcp(slot, SINGLE_ID, token, scope, receive, send)
+            return "mcp"
+        if not self.single and parts[0] == "runs":
+            if len(parts) == 3 and parts[2] == "mcp":
+                await self._mcp(self.runs.get(parts[1]), parts[1], token, scope, receive, send)
+                return "run_mcp"
+            if not await self.gate.admits_admin(token):
+                await _unauthorized("the runs API needs the admin bearer token")(
+                    scope, receive, send
+                )
+                return "runs"
+            if len(parts) == 1 and method == "POST":
+                response = await self._create(request)
+            elif len(parts) == 1 and method == "GET":
+                response = JSONResponse({"runs": [self._describe(s) for s in self.runs.list()]})
+            elif len(parts) == 2 and method == "DELETE":
+                closed = await self.runs.close(parts[1])
+                response = Response(status_code=204) if closed else _error(404, "no such run")
+            elif len(parts) == 2 and method == "GET":
+                slot = self.runs.get(parts[1])
+                response = (
+                    JSONResponse(self._describe(slot)) if slot else _error(404, "no such run")
+                )
+            else:
+                response = _error(405 if len(parts) <= 2 else 404, f"{method} {path}: not served")
+            await response(scope, receive, send)
+            return "runs"
+        await _error(404, f"{path}: not served here")(scope, receive, send)
+        return "other"
+
+    async def _mcp(
+        self,
+        slot: RunSlot | None,
+        run_id: str,
+        token: str | None,
+        scope: Scope,
+        receive: Receive,
+        send: Send,
+    ) -> None:
+        if slot is None:
+            await _error(404, "no such run (closed, expired, or never opened)")(
+                scope, receive, send
+            )
+            return
+        if not await self.gate.admits_run(token, run_id, slot.token, single=self.single):
+            await _unauthorized()(scope, receive, send)
+            return
+        with slot.serving():
+            await slot.face.manager.handle_request(scope, receive, send)
+
+    # -- the runs API ------------------------------------------------------------------------
+
+    async def _create(self, request: Request) -> Response:
+        from ..cli import UsageError, resolve_surface
+
+        body = await _read_limited(request, ADMIN_BODY_LIMIT)
+        if body is None:
+            return _error(413, f"request body over {ADMIN_BODY_LIMIT} bytes")
+        try:
+            spec = json.loads(body or b"{}")
+        except ValueError:
+            return _error(400, "the body must be a JSON object: {root, surface?, options?}")
+        if not isinstance(spec, dict) or not isinstance(spec.get("root"), str):
+            return _error(400, 'the body needs "root": a folder under --runs-under')
+        surface_name = spec.get("surface") or "agent"
+        options = spec.get("options") or {}
+        conversation_id = spec.get("conversation_id")
+        if not isinstance(surface_name, str) or not isinstance(options, dict):
+            return _error(400, '"surface" must be a string and "options" an object')
+        if conversation_id is not None and not isinstance(conversation_id, str):
+            return _error(400, '"conversation_id" must be a string')
+        try:
+            root = self.runs.confine(spec["root"])
+            surface = resolve_surface(self.runs.host, surface_name)
+            slot = await self.runs.open(
+                root, surface, surface_name, conversation_id=conversation_id, options=options
+            )
+        except UsageError as exc:
+            return _error(400, f"surface: {exc}")
+        except RunRefused as exc:
+            return _error(exc.status, str(exc))
+        log.info("run %s opened", slot.id)
+        return JSONResponse(
+            {"run_id": slot.id, "url": f"/runs/{slot.id}/mcp", "token": slot.token},
+            status_code=201,
+        )
+
+    def _describe(self, slot: RunSlot) -> dict[str, Any]:
+        root = slot.root
+        under = self.runs.runs_under
+        shown = str(root.relative_to(under)) if under is not None else str(root)
+        return {
+            "id": slot.id,
+            "root": shown,
+            "surface": slot.surface_name,
+            "conversation_id": slot.conversation_id,
+            "idle_seconds": round(slot.idle_seconds(), 1),
+            "calls": slot.face.calls,
+            "url": f"/runs/{slot.id}/mcp" if not self.single else "/mcp",
+        }
+
+
+async def _read_limited(request: Request, limit: int) -> bytes | None:
+    declared = request.headers.get("content-length")
+    if declared is not None and declared.isdigit() and int(declared) > limit:
+        return None
+    body = bytearray()
+    async for chunk in request.stream():
+        body.extend(chunk)
+        if len(body) > limit:
+            return None
+    return bytes(body)
