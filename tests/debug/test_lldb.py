@@ -165,6 +165,37 @@ async def test_attach_to_lldb_server(c_project: Path, open_debugger) -> None:
     assert session_members(server.pid) == []
 
 
+async def test_attach_waits_for_a_server_that_is_still_starting(
+    c_project: Path, open_debugger
+) -> None:
+    """An agent starts lldb-server in its shell and attaches at once: a server that opens its port
+    half a second after the attach began is still reached (lldb's gdb-remote keeps dialling)."""
+    root = c_project
+    server_binary = which_any(["lldb-server", *(f"lldb-server-{n}" for n in range(30, 9, -1))])
+    if server_binary is None:
+        server_binary = require_binary("lldb-server", "apt-get install lldb-16")
+    port = free_port()
+    dbg = await open_debugger(root)
+    total_line = line_of(root / "main.c", "acc += values[i]")
+    await dbg.ok("breakpoints", file="main.c", lines=[total_line])
+    attaching = asyncio.ensure_future(dbg.ok("attach", port=port, adapter="lldb"))
+    await asyncio.sleep(0.5)
+    assert not attaching.done()
+    server = await ChildProcess.start(
+        [server_binary, "gdbserver", f"127.0.0.1:{port}", str(root / "app")],
+        cwd=root,
+        stdin=False,
+        merge_stderr=True,
+    )
+    try:
+        result = await attaching
+        assert result.data["stop"]["frame"]["line"] == total_line
+        await dbg.ok("terminate")
+        assert await server.wait(10) is not None
+    finally:
+        await server.aclose(grace=0)
+
+
 async def test_unverified_line_in_a_debug_build_gets_no_build_hint(
     c_project: Path, open_debugger
 ) -> None:
