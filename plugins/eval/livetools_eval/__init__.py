@@ -10,9 +10,10 @@ from typing import Any
 from livetools import Resource, hookimpl
 
 from . import hookspecs
+from .gateway_config import GatewaySpec
 from .hookspecs import KernelSpec, KernelUnavailable
 
-__all__ = ["KernelSpec", "KernelUnavailable"]
+__all__ = ["GatewaySpec", "KernelSpec", "KernelUnavailable"]
 
 
 @hookimpl
@@ -40,7 +41,16 @@ def kernel_specs(run: Any) -> tuple[dict[str, KernelSpec], dict[str, str]]:
         for spec in answer if isinstance(answer, list) else [answer]:
             if isinstance(spec, KernelSpec):
                 specs.setdefault(spec.language, spec)
-    if not specs or run.options.get("eval_kernelspecs") is False:
+    if not specs:
+        return specs, {}
+    # A configured gateway serves its languages (replacing the host's kernels of those).
+    import os
+
+    from .gateway_config import gateway_specs, load
+
+    for spec in gateway_specs(load(run.root, run.options, os.environ)):
+        specs[spec.language] = spec
+    if run.options.get("eval_kernelspecs") is False:
         return specs, {}
     from .installed import installed_kernels
 

@@ -39,12 +39,16 @@ class KernelStartError(Exception):
     """The kernel could not be started or never answered; the message says why."""
 
 
+class ChannelClosed(Exception):
+    """A request could not be sent: the connection to the kernel is gone (a gateway's websocket)."""
+
+
 @dataclass
 class Outcome:
     """How a cell ended. `status`: ok | error (the cell raised) | interrupted (idle budget spent,
     interrupt answered, state kept) | restarted (interrupt unanswered, state lost) | died."""
 
-    status: str
+    status: str  # also: disconnected (a gateway's connection was lost; the kernel may live)
     reply: dict[str, Any] = field(default_factory=dict)
     exit_code: int | None = None
     stderr: str = ""
@@ -54,6 +58,8 @@ class Outcome:
 
 
 class Kernel:
+    max_reply: int | None = None  # largest input_reply the transport carries (None: no limit)
+
     def __init__(self, spec: KernelSpec, root: Path, sandbox: Any = None) -> None:
         self.spec = spec
         self.root = root
@@ -85,6 +91,16 @@ class Kernel:
     @property
     def exit_code(self) -> int | None:
         return self._exit_code
+
+    def gone_reason(self) -> str:
+        """Why this kernel is no longer usable, told to the next call with the fresh one."""
+        return "it had exited" + how_it_ended(self._exit_code)
+
+    async def revive(self) -> str | None:
+        """Bring a kernel that is not alive back without losing its state; a note on success.
+        A local kernel that died stays dead (a gateway's kernel may only have lost its
+        connection)."""
+        return None
 
     async def reaped(self, wait: float) -> None:
         """Give a dying kernel up to `wait` seconds to exit, so its exit code is known."""
@@ -183,7 +199,7 @@ class Kernel:
     async def _wait_ready(self, limit: float) -> None:
         deadline = time.monotonic() + limit
         while True:
-            msg_id = self.client.kernel_info()
+            msg_id = self._send_kernel_info()
             answered = await self._await_reply(msg_id, "kernel_info_reply", 1.0, deadline)
             if answered is not None:
                 self.info = answered.get("content", {})
@@ -228,7 +244,21 @@ class Kernel:
                 return True
         return False
 
+    def _send_kernel_info(self) -> str:
+        return self.client.kernel_info()
+
+    def _send_execute(self, code: str, silent: bool) -> str:
+        return self.client.execute(
+            code, silent=silent, store_history=not silent, allow_stdin=True, stop_on_error=False
+        )
+
+    def _unavailable(self) -> Outcome:
+        """The outcome of a cell sent to a kernel that is not alive: it never began."""
+        return Outcome("died", exit_code=self._exit_code, stderr=self.stderr_tail(), started=False)
+
     def _check_exit(self, event: Event) -> None:
+        if event[0] == "lost":
+            raise KernelStartError(f"{event[1]} while the {self.spec.name} kernel was starting")
         if event[0] == "exit":
             raise KernelStartError(
                 f"the {self.spec.name} kernel exited with code {event[1]} while starting"
@@ -256,13 +286,12 @@ class Kernel:
         output and is suspended while a bridge call is pending. On expiry: interrupt, then
         (no answer within `grace`) give up on the kernel: the caller must replace it."""
         if not self.alive:
-            return Outcome(
-                "died", exit_code=self._exit_code, stderr=self.stderr_tail(), started=False
-            )
+            return self._unavailable()
         self._drain_stale()
-        msg_id = self.client.execute(
-            code, silent=silent, store_history=not silent, allow_stdin=True, stop_on_error=False
-        )
+        try:
+            msg_id = self._send_execute(code, silent)
+        except ChannelClosed as exc:
+            return Outcome("disconnected", stderr=str(exc), started=False)
         sent = time.monotonic()
         pending: set[asyncio.Task[None]] = set()
         reply: dict[str, Any] | None = None
@@ -302,6 +331,10 @@ class Kernel:
                     finished = True
                     return Outcome("restarted", idle_for=idle)
                 name, msg = event
+                if name == "lost":  # a gateway's connection: the kernel may still be running
+                    finished = True
+                    self.abandoned = msg_id
+                    return Outcome("disconnected", stderr=str(msg))
                 if name in ("exit", "broken"):
                     finished = True
                     exit_code: int | None = msg if name == "exit" else self._exit_code
@@ -370,13 +403,16 @@ class Kernel:
                 payload = json.loads(prompt[len(MARKER) :])
                 answer = await bridge(payload)
                 text = json.dumps(answer, default=str)
+                if self.max_reply is not None and len(text) > self.max_reply:
+                    text = json.dumps(_too_big(payload, len(text), self.max_reply))
             except asyncio.CancelledError:
                 raise
             except Exception as exc:
                 text = json.dumps(
                     {"ok": False, "text": f"bridge failed: {type(exc).__name__}: {exc}"}
                 )
-            self.reply_input(request, text)
+            with contextlib.suppress(ChannelClosed):
+                self.reply_input(request, text)
         finally:
             self._queue.put_nowait(("bridge", None))  # wake the cell loop whatever happened
 
@@ -388,7 +424,7 @@ class Kernel:
         keep: list[Event] = []
         while not self._queue.empty():
             event = self._queue.get_nowait()
-            if event[0] in ("exit", "broken"):
+            if event[0] in ("exit", "broken", "lost"):
                 keep.append(event)
         for event in keep:
             self._queue.put_nowait(event)
@@ -402,7 +438,7 @@ class Kernel:
             if event is None:
                 break
             name, msg = event
-            if name in ("exit", "broken"):
+            if name in ("exit", "broken", "lost"):
                 self._queue.put_nowait(event)
                 return False
             if (
@@ -451,6 +487,17 @@ class Kernel:
                 client.stop_channels()
         if self._workdir is not None:
             shutil.rmtree(self._workdir, ignore_errors=True)
+
+
+def _too_big(payload: Any, size: int, limit: int) -> dict[str, Any]:
+    """The answer to a bridge request whose reply the transport cannot carry."""
+    text = (
+        f"the tools' answer is {size / 2**20:.1f} MB; the connection to this kernel carries "
+        f"{limit / 2**20:.0f} MB at most: ask for less (a narrower range, fewer calls)"
+    )
+    one = {"ok": False, "text": text, "data": None, "images": []}
+    batch = payload.get("batch") if isinstance(payload, dict) else None
+    return {**one, "results": [one] * len(batch)} if isinstance(batch, list) else one
 
 
 def how_it_ended(code: int | None) -> str:

@@ -11,8 +11,9 @@ from typing import Any
 
 from livetools import Resource
 
+from .gateway_config import GatewaySpec
 from .hookspecs import KernelSpec, KernelUnavailable
-from .kernel import MARKER, Kernel, KernelStartError, how_it_ended
+from .kernel import MARKER, Kernel, KernelStartError
 
 SETUP_TIMEOUT = 30.0
 
@@ -60,13 +61,19 @@ class Kernels(Resource):
             raise KernelStartError("the run is closing")
         notes: list[str] = []
         kernel = self.live.get(language)
+        if kernel is not None and not kernel.alive:
+            # A gateway's kernel whose connection was lost: reconnect, state kept (raises
+            # KernelStartError, kernel kept, when the gateway cannot be reached).
+            revived = await kernel.revive()
+            if revived:
+                notes.append(revived)
         stuck = kernel is not None and kernel.abandoned is not None
         if stuck and kernel is not None and not await kernel.settle_abandoned(3.0):
             await self.drop(language, "its previous cell could not be stopped")
             kernel = None
         if kernel is not None and not kernel.alive:
             await kernel.reaped(2.0)  # a kill not yet acted on: learn how it ended
-            await self.drop(language, "it had exited" + how_it_ended(kernel.exit_code))
+            await self.drop(language, kernel.gone_reason())
             kernel = None
         if kernel is None:
             why = self._lost.pop(language, None)
@@ -80,7 +87,12 @@ class Kernels(Resource):
 
     async def _start(self, language: str) -> Kernel:
         spec = self.specs[language]
-        kernel = Kernel(spec, self.root, self.sandbox)
+        if isinstance(spec, GatewaySpec):
+            from .gateway import GatewayKernel
+
+            kernel: Kernel = GatewayKernel(spec, self.root)
+        else:
+            kernel = Kernel(spec, self.root, self.sandbox)
         self.started.append(kernel)
         await kernel.start()
         source = helper_source(spec)
@@ -112,6 +124,14 @@ class Kernels(Resource):
         kernels: dict[str, Any] = {}
         for language, spec in self.specs.items():
             entry: dict[str, Any] = {"kernel": spec.name}
+            if isinstance(spec, GatewaySpec):
+                entry.update(await gateway_status(spec))
+                kernel = self.live.get(language)
+                entry["running"] = bool(kernel and kernel.alive)
+                if kernel is not None and getattr(kernel, "kernel_id", None):
+                    entry["kernel_id"] = kernel.kernel_id  # type: ignore[attr-defined]
+                kernels[language] = entry
+                continue
             if spec.origin:
                 entry["kernelspec"] = spec.origin
             try:
@@ -135,3 +155,35 @@ class Kernels(Resource):
         for kernel in self.started:  # also one still starting when the run closed
             with contextlib.suppress(Exception):
                 await asyncio.wait_for(kernel.aclose(), 8.0)
+
+
+async def gateway_status(spec: GatewaySpec) -> dict[str, Any]:
+    """Where a gateway kernel runs and whether the gateway answers (its kernelspec list, 3 s)."""
+    entry: dict[str, Any] = {"gateway": spec.url, "kernelspec": spec.kernel_name}
+    if spec.notes:
+        entry["ignored_settings"] = list(spec.notes)
+    if spec.problem:
+        entry.update(usable=False, reason=spec.problem)
+        return entry
+    from .gateway import GatewayError, GatewayKernel
+
+    probe = GatewayKernel(spec, Path("."))
+    from tornado.httpclient import AsyncHTTPClient
+
+    probe._http = AsyncHTTPClient(force_instance=True)
+    try:
+        listed = await probe._rest("GET", "/api/kernelspecs", limit=3.0)
+        names = sorted((listed or {}).get("kernelspecs") or {})
+        if spec.kernel_name in names:
+            entry["usable"] = True
+        else:
+            entry.update(
+                usable=False,
+                reason=f"the gateway has no kernelspec {spec.kernel_name!r} (it has: "
+                f"{', '.join(names) or 'none'}); set eval_gateway_kernels",
+            )
+    except GatewayError as exc:
+        entry.update(usable=False, reason=str(exc))
+    finally:
+        probe._http.close()
+    return entry

@@ -98,10 +98,12 @@ async def run_cell(ctx: CallContext, args: Any) -> Result:
     grace = float(options.get("eval_interrupt_grace", INTERRUPT_GRACE))
     out = Outputs()
     outcome = await kernel.execute(code, out.add, bridge=make_bridge(ctx), idle=idle, grace=grace)
-    if outcome.status == "died" and not outcome.started:
-        # It died before it began this cell (e.g. killed between calls): nothing of the cell
-        # ran, so run it in a fresh kernel rather than fail it.
-        await pool.drop(language, f"it had died{how_it_ended(outcome.exit_code)}")
+    if outcome.status in ("died", "disconnected") and not outcome.started:
+        # It died before it began this cell (e.g. killed between calls), or a gateway's
+        # connection was found closed before the send: nothing of the cell ran, so run it in a
+        # fresh kernel (or the reconnected one) rather than fail it.
+        if outcome.status == "died":
+            await pool.drop(language, kernel.gone_reason())
         try:
             kernel, start_notes = await pool.acquire(language)
         except KernelStartError as exc:
@@ -129,6 +131,12 @@ async def run_cell(ctx: CallContext, args: Any) -> Result:
             f"timed out: no output for {idle:g}s and the kernel did not answer an interrupt; it "
             "was stopped and its state (variables, imports) was lost. The next call starts a "
             "fresh kernel."
+        )
+    elif status == "disconnected":
+        after.append(
+            f"{outcome.stderr or 'lost the connection to the Jupyter gateway'} during this cell; "
+            "what the cell did after that is not known. The next call reconnects to its kernel "
+            "if the gateway still has it (state kept), else starts a fresh one."
         )
     elif status == "died":
         code_note = how_it_ended(outcome.exit_code)
