@@ -302,18 +302,18 @@ CODE_LINES = 8
 
 
 def describe_args(name: str, args: dict[str, Any]) -> str:
-    """What a call will do, from its arguments: `TOOL ACTION` first, a description next, then
-    every other argument; multi-line text shows its first lines."""
+    """What a call will do, from its arguments: `TOOL ACTION` (or `TOOL OP`) first, a
+    description next, then every other argument; multi-line text shows its first lines."""
     head = name
-    action = args.get("action")
-    if isinstance(action, str):
-        head += f" {action}"
+    verb = next((k for k in ("action", "op") if isinstance(args.get(k), str)), None)
+    if verb is not None:
+        head += f" {args[verb]}"
     lines = [head]
     description = args.get("description")
     if isinstance(description, str) and description.strip():
         lines.append(description.strip())
     for key, value in args.items():
-        if key in ("action", "description") or value is None:
+        if key in (verb, "description") or value is None:
             continue
         if isinstance(value, str) and "\n" in value.strip():
             rows = value.strip("\n").splitlines()

@@ -229,7 +229,7 @@ def test_cards_are_capped_and_say_what_will_happen():
     lines = text.splitlines()
     assert lines[:3] == ["eval", "set thirty names", "code:"]
     assert lines[3] == "  x0 = 0" and "… 22 more lines" in lines[-2]
-    debug = describe_args("debug", {"action": "launch", "program": "app.py", "args": ["-v", "1"]})
+    debug = describe_args("debug", {"op": "launch", "program": "app.py", "args": ["-v", "1"]})
     assert debug.splitlines() == ["debug launch", "program: app.py", "args: -v 1"]
     card = Approval(1, "eval", "exec", "\n".join(str(i) for i in range(40)))
     assert card.card().startswith("Approval #1: allow eval (exec)?")
