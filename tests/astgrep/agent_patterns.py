@@ -52,5 +52,25 @@ PATTERNS: dict[str, list[str]] = {
         "class $C extends $B { $$$ }", "class $C { $$$ }", "import $X;", "if ($C) { $$$ }",
         "for (var $X in $Y) { $$$ }", "@override", "$A == $B", "$X.$M($$$A)",
         "void $M($$$P) { $$$B }", "var $X = $Y;", "if ($X != null) $X.dispose()",
+        "for (var $X in $Y) { print($X); }", "while ($C) { $$$ }",
     ],
 }  # fmt: skip
+
+# Patterns the CLI cannot take as written, with the CLI rule that means the same: its Dart
+# grammar, like ours, reads `{ $$$ }` after `if (…)` as a set literal (the CLI's pattern is an
+# ERROR node and finds nothing), and its top level has no statements.
+_NO_ELSE = "  not: {has: {regex: '^else$'}}\n"
+RULES: dict[tuple[str, str], str] = {
+    ("dart", "if ($C) { $$$ }"): (
+        "  kind: if_statement\n  has: {field: consequence, kind: block}\n" + _NO_ELSE
+    ),
+    ("dart", "for (var $X in $Y) { $$$ }"): (
+        "  kind: for_statement\n  all:\n    - has: {field: body, kind: block}\n"
+        "    - has: {regex: '^var$'}\n    - has: {regex: '^in$'}\n"
+    ),
+    ("dart", "while ($C) { $$$ }"): "  kind: while_statement\n  has: {field: body, kind: block}\n",
+    ("dart", "for (var $X in $Y) { print($X); }"): (
+        "  pattern:\n    context: 'void _() { for (var $X in $Y) { print($X); } }'\n"
+        "    selector: for_statement\n"
+    ),
+}

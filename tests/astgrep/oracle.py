@@ -99,6 +99,28 @@ def cli(lang: str, pattern: str, files: list[Path]) -> set[Span]:
     }
 
 
+def cli_rule(lang: str, rule: str, files: list[Path]) -> set[Span]:
+    """The CLI's matches of a YAML rule (`rule:` body, indented two spaces): the oracle for a
+    pattern the CLI cannot write as one (`{ $$$ }` is a set literal to its Dart grammar too)."""
+    config = f"id: oracle\nlanguage: {CLI_LANG.get(lang, lang)}\nrule:\n{rule}"
+    out = subprocess.run(
+        [cli_binary(), "scan", "--inline-rules", config, "--json=compact"]
+        + [str(f) for f in files],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert out.returncode in (0, 1), out.stderr
+    return {
+        (
+            str(Path(m["file"]).resolve()),
+            m["range"]["byteOffset"]["start"],
+            m["range"]["byteOffset"]["end"],
+        )
+        for m in json.loads(out.stdout or "[]")
+    }
+
+
 def cli_in_code(lang: str, pattern: str, code: str, tmp: Path, ext: str) -> list[str]:
     path = tmp / f"cli{ext}"
     path.write_text(code)

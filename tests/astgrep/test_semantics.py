@@ -9,7 +9,17 @@ import pytest
 
 from livetools_astgrep.engine import Engine
 from livetools_astgrep.pattern import PatternError
-from tests.astgrep.oracle import cli_in_code, compile_pattern, grammars, jobs_for, ours_in_code
+from tests.astgrep.agent_patterns import RULES
+from tests.astgrep.oracle import (
+    cli_in_code,
+    cli_rule,
+    compile_pattern,
+    grammars,
+    jobs_for,
+    ours,
+    ours_in_code,
+    text_of,
+)
 
 EXT = {
     "python": ".py",
@@ -279,14 +289,58 @@ def test_dart_import_metavariable_is_the_uri(tmp_path):
     assert cli_in_code("dart", "import $X;", code, tmp_path, ".dart") == []
 
 
-@pytest.mark.parametrize("pattern", ["for (var $X in $Y) { $$$ }", "if ($C) { $$$B }"])
-def test_dart_ellipsis_block_is_refused_with_what_to_write(tmp_path, pattern):
-    with pytest.raises(PatternError, match=r"set literal.*leave the body out"):
-        compile_pattern("dart", pattern)
-    code = "void f() {\n  for (var x in xs) {\n    a(x);\n    b(x);\n  }\n"
-    code += "  if (c) {\n    d();\n  }\n}\n"
-    bare = pattern.split(")")[0] + ") $$$"
-    assert len(ours_in_code("dart", bare, code, tmp_path, ".dart")) == 1
+DART_LOOPS = """\
+void main(List<String> args) {
+  for (var arg in args) {
+    print(arg);
+  }
+  for (var x in xs) { print(x); }
+  for (var x in xs) { print(y); }
+  for (final w in widgets) {
+    w.dispose();
+    count++;
+  }
+  for (var i = 0; i < n; i++) {}
+  if (args.isEmpty) {
+    return;
+  }
+  if (a) { b(); } else { c(); }
+  if (ready) {}
+  if (x) y();
+  while (queue.isNotEmpty) {
+    queue.removeFirst();
+  }
+}
+"""
+
+
+@pytest.mark.parametrize(
+    "pattern",
+    [
+        "for (var $X in $Y) { $$$ }",
+        "if ($C) { $$$ }",
+        "while ($C) { $$$ }",
+        "for (var $X in $Y) { print($X); }",
+    ],
+)
+def test_dart_ellipsis_block_is_a_block(tmp_path, pattern):
+    """Dart reads `{ $$$ }` after `if (…)`/`for (…)`/`while (…)` as a set literal (the CLI's
+    grammar too: its pattern is an ERROR and finds nothing); it is compiled as the block. The
+    oracle is the CLI rule that says the same (agent_patterns.RULES); `$X` bound to the loop
+    variable equals `$X` as the call's argument."""
+    path = tmp_path / "loops.dart"
+    path.write_text(DART_LOOPS)
+    mine = ours("dart", pattern, [path])
+    assert mine == cli_rule("dart", RULES[("dart", pattern)], [path])
+    texts = sorted(text_of(s) for s in mine)
+    want = {
+        "for (var $X in $Y) { $$$ }": 3,
+        "if ($C) { $$$ }": 2,
+        "while ($C) { $$$ }": 1,
+        "for (var $X in $Y) { print($X); }": 2,
+    }
+    assert len(texts) == want[pattern], texts
+    assert cli_in_code("dart", pattern, DART_LOOPS, tmp_path, ".dart") == []
 
 
 def test_dart_differences_explained(tmp_path):

@@ -36,8 +36,21 @@ def significant(node: Any) -> list[Any]:
     return [c for c in node.children if not c.is_extra and c.end_byte > c.start_byte]
 
 
+def _unwrap(node: Any) -> Any:
+    """The node inside wrappers of one child: Dart's `argument` around `x` in `print(x)`."""
+    while True:
+        kids = significant(node)
+        if len(kids) != 1:
+            return node
+        node = kids[0]
+
+
 def nodes_equal(a: Any, b: Any) -> bool:
-    """Structural equality ignoring trivia: `a + b` equals `a  +  b` and `a + \\\n b`."""
+    """Structural equality ignoring trivia: `a + b` equals `a  +  b` and `a + \\\n b`. Two
+    captures of different kinds compare by what their one-child wrappers hold, so `$X` bound
+    to the identifier `x` equals `$X` bound to the argument `x` (as in ast-grep)."""
+    if a.kind_id != b.kind_id:
+        a, b = _unwrap(a), _unwrap(b)
     stack = [(a, b)]
     while stack:
         x, y = stack.pop()

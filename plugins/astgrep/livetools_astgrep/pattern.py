@@ -181,29 +181,32 @@ _DIRECTIVE = re.compile(r"\s*(import|export|part)\s+\$[A-Z_]")
 _BODY_OWNERS = frozenset({"for_statement", "if_statement", "while_statement"})
 
 
-def _refuse_set_for_block(pattern: Pattern, fragment: str) -> None:
-    """Dart reads `{ $$$ }` after `for (…)`/`if (…)` as a set literal holding a run, which
-    matches no real block: say so and what to write, rather than find nothing."""
-    stack = list(pattern.nodes)
-    while stack:
-        node = stack.pop()
-        if node.kind in _BODY_OWNERS:
-            for body in node.children:
-                inner = body.children[0] if body.children else None
-                if (
-                    body.kind == "expression_statement"
-                    and inner is not None
-                    and inner.kind == "set_or_map_literal"
-                    and any(
-                        c.meta is not None and c.meta.kind == metavars.MULTI for c in inner.children
-                    )
-                ):
-                    raise PatternError(
-                        f"{_echo(fragment)}: Dart reads `{{ $$$ }}` after `{node.kind[:-10]} (…)` "
-                        "as a set literal, not a block, so it would match nothing; leave the "
-                        "body out to match any body: `for (var $X in $Y) $$$`, `if ($C) $$$`"
-                    )
-        stack.extend(node.children)
+def _sets_as_blocks(nodes: tuple[PNode, ...], block_id: int | None) -> tuple[PNode, ...]:
+    """Dart reads `{ $$$ }` after `for (…)`/`if (…)`/`while (…)` as a set literal holding a run
+    (a statement), which no real body is; an agent means the block: `{`, the run, `}`. The
+    set's brace tokens are the block's (one token kind), so only the wrapper changes."""
+    if block_id is None:
+        return nodes
+
+    def fix(node: PNode, owner: bool) -> PNode:
+        inner = node.children[0] if node.children else None
+        if (
+            owner
+            and node.kind == "expression_statement"
+            and inner is not None
+            and inner.kind == "set_or_map_literal"
+            and all(c.implicit or c.kind == ";" for c in node.children[1:])
+            and len(inner.children) == 3
+            and (meta := inner.children[1].meta) is not None
+            and meta.kind == metavars.MULTI
+        ):
+            return PNode(block_id, "block", True, None, inner.children)
+        kids = tuple(fix(c, node.kind in _BODY_OWNERS) for c in node.children)
+        if kids == node.children:
+            return node
+        return PNode(node.kind_id, node.kind, node.named, node.text, kids, node.meta, node.implicit)
+
+    return tuple(fix(n, False) for n in nodes)
 
 
 class Compiler:
@@ -226,7 +229,6 @@ class Compiler:
         for text, quoted in self._variants(fragment, pre):
             found = self._try_ladder(pattern, fragment, text, quoted, tried)
             if found is not None:
-                _refuse_set_for_block(found, fragment)
                 return found
         hint = metavars.lowercase_hint(fragment)
         raise PatternError(
@@ -278,6 +280,7 @@ class Compiler:
                     tried.append(f"{label}: {located}")
                 continue
             nodes = tuple(self._build(n, end, quoted) for n in located)
+            nodes = _sets_as_blocks(nodes, self.loaded.kind_id("block"))
             self._check_whole_metavars(pattern, nodes)
             if len(nodes) == 1 and nodes[0].meta and nodes[0].meta.kind == metavars.MULTI:
                 raise PatternError(
