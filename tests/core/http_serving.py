@@ -49,8 +49,10 @@ class Served:
 
 
 @contextlib.contextmanager
-def serve_http(*args: str, env: dict[str, str] | None = None) -> Iterator[Served]:
-    command = [sys.executable, "-m", "livetools.faces.cli", "serve", "--http", "127.0.0.1:0"]
+def serve_http(
+    *args: str, env: dict[str, str] | None = None, bind: str = "127.0.0.1:0"
+) -> Iterator[Served]:
+    command = [sys.executable, "-m", "livetools.faces.cli", "serve", "--http", bind]
     proc = subprocess.Popen(
         [*command, *args],
         stdin=subprocess.DEVNULL,

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 TOKEN_ENV = "LIVETOOLS_HTTP_TOKEN"
+LOG_ENV = "LIVETOOLS_HTTP_LOG"
 
 HELP = """serve --http: MCP streamable HTTP (both protocol eras on one URL). With --root, one run
 at /mcp; with --runs-under DIR, a run server: POST /runs {root, surface, conversation_id,
@@ -98,7 +99,7 @@ def load_verifier(spec: str | None) -> Any:
         found = getattr(importlib.import_module(module), attr)
     except (ImportError, AttributeError) as exc:
         raise SetupError(f"--token-verifier {spec}: {exc}") from None
-    verifier = found if hasattr(found, "verify_token") else found()
+    verifier = found() if isinstance(found, type) or not hasattr(found, "verify_token") else found
     if not hasattr(verifier, "verify_token"):
         raise SetupError(f"--token-verifier {spec}: has no verify_token(token)")
     return verifier
@@ -196,7 +197,11 @@ async def _serve(args: argparse.Namespace, root: Path | None, options: dict[str,
         ws="none",
     )
     server = uvicorn.Server(config)
-    logging.getLogger("livetools.serve.http").setLevel(logging.WARNING)
+    # LIVETOOLS_HTTP_LOG=info adds one line per request (method, path, status, time; never a
+    # header, so never a token).
+    level = os.environ.get(LOG_ENV, "warning").upper()
+    logging.basicConfig(stream=sys.stderr, format="%(name)s %(levelname)s %(message)s")
+    logging.getLogger("livetools.serve.http").setLevel(getattr(logging, level, logging.WARNING))
     shown = f"[{bind_host}]" if ":" in bind_host else bind_host
     what = f"runs under {runs_under}" if runs_under is not None else f"one run at /mcp on {root}"
 
