@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import asyncio
+import time
+from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 from pydantic import BaseModel, Field
 
@@ -16,6 +18,7 @@ from .ledger import SEVERITY, significant, to_item
 from .positions import encode_column, locate, split_lines
 from .render import (
     Lines,
+    call_rows,
     document_symbols,
     hover_text,
     location_lines,
@@ -33,6 +36,8 @@ CODE_ACTIONS_CAP = 30
 HOVER_CAP = 3000
 WARM_DIAGNOSTICS = 3.0
 READY_WAIT = 12.0  # how long an empty answer from a warming server is retried
+CALLS_CAP = 50
+T = TypeVar("T")
 
 Action = Literal[
     "diagnostics",
@@ -43,6 +48,8 @@ Action = Literal[
     "hover",
     "symbols",
     "code_actions",
+    "callers",
+    "callees",
     "status",
     "reload",
 ]
@@ -63,11 +70,14 @@ class LspArgs(BaseModel):
     line: int = Field(0, ge=0, description="1-based line.")
     symbol: str = Field("", description="Text on that line to point at; name#2 = 2nd match.")
     query: str = Field("", description="symbols: workspace search.")
+    path: str = Field("", description="references|symbols|calls: only under this folder/file.")
+    offset: int = Field(0, ge=0, description="Skip this many results (next page).")
 
 
 DESCRIPTION = (
     "Language-server queries. Point with line + symbol (text on that line), never a column. "
-    "definition|type_definition|implementation|references|hover|code_actions: file+line+symbol. "
+    "definition|type_definition|implementation|references|hover|code_actions|callers|callees: "
+    "file+line+symbol. "
     'diagnostics: file, or "*" = project checker. symbols: file = outline, query = workspace '
     "search. status; reload = restart servers."
 )
@@ -97,6 +107,8 @@ async def lsp(ctx: CallContext, args: LspArgs) -> Result:
         )
     if args.action == "code_actions":
         return await code_actions(sup, path, args)
+    if args.action in ("callers", "callees"):
+        return await calls(sup, path, args)
     return await navigate(sup, path, args)
 
 
@@ -143,6 +155,64 @@ async def _until_ready(server: LanguageServer, method: str, params: Any, what: s
         await server.wait_change(min(0.3, remaining))
 
 
+async def _whole_project(
+    sup: Supervisor, server: LanguageServer, ask: Callable[[], Awaitable[T]]
+) -> tuple[T, str | None]:
+    """A cross-file question (references, implementation, workspace symbols, calls): asked once
+    the server has loaded its project (bounded by the run option `ready_timeout`), and asked
+    again when loading moved on while it ran. Returns the answer and, when the bound ran out
+    first, why it may be incomplete — a partial answer is never presented as whole."""
+    bound = sup.ready_timeout
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + bound
+    pending = await server.ready(bound)
+    for _ in range(3):
+        sent = time.monotonic()
+        result = await ask()
+        if not server.readiness.settled_since(sent):
+            break
+        pending = await server.ready(max(0.0, deadline - loop.time()))
+    if pending is None:
+        return result, None
+    return result, (
+        f"may be incomplete: {server.spec.id} was {pending} after {bound:g}s "
+        "(its project is still loading); ask again shortly"
+    )
+
+
+def _scope(sup: Supervisor, args: LspArgs) -> str:
+    """The `path` filter as a root-relative folder or file ("" = everything)."""
+    if not args.path.strip():
+        return ""
+    try:
+        target = resolve_path(sup.root, args.path.strip(), must_exist=True)
+    except ToolError as exc:
+        raise ToolError(f"path: {exc}; pass a folder or file relative to the root") from None
+    rel = relpath(sup.root, target)
+    return "" if rel == "." else rel
+
+
+def _inside(where: str, scope: str) -> bool:
+    return not scope or where == scope or where.startswith(scope.rstrip("/") + "/")
+
+
+def _page(rows: list[T], offset: int, cap: int, noun: str) -> tuple[list[T], str, str | None]:
+    """One page of `rows`: the rows, "51-100 of 778" when paged (else ""), and the note on
+    how to get the next page. Shown + skipped + truncated always add up to the total."""
+    total = len(rows)
+    if offset and offset >= total:
+        raise ToolError(
+            f"offset {offset} is past the end: {total} {noun} in all; use offset < {total}"
+        )
+    shown = rows[offset : offset + cap]
+    rest = total - offset - len(shown)
+    span = f"{offset + 1}-{offset + len(shown)} of {total}" if offset or rest else ""
+    note = (
+        f"truncated: {rest} more {noun}; next page: offset={offset + len(shown)}" if rest else None
+    )
+    return shown, span, note
+
+
 async def navigate(sup: Supervisor, path: Path, args: LspArgs) -> Result:
     method, provider = NAVIGATION[args.action]
     rel = relpath(sup.root, path)
@@ -152,9 +222,18 @@ async def navigate(sup: Supervisor, path: Path, args: LspArgs) -> Result:
     params, spot = await _position(server, path, args.line, args.symbol, rel)
     if args.action == "references":
         params["context"] = {"includeDeclaration": True}
-    result = await _until_ready(server, method, params, args.action)
+    scope = _scope(sup, args)
+    incomplete = None
+    if args.action in ("references", "implementation"):
+        result, incomplete = await _whole_project(
+            sup, server, lambda: _until_ready(server, method, params, args.action)
+        )
+    else:
+        result = await _until_ready(server, method, params, args.action)
     head = f'{args.action} of "{args.symbol}" at {rel}:{args.line}'
     notes = [spot.note] if spot.note else []
+    if incomplete:
+        notes.append(incomplete)
     if args.action == "hover":
         text = cap_text(hover_text(result), HOVER_CAP)
         if not text:
@@ -165,13 +244,37 @@ async def navigate(sup: Supervisor, path: Path, args: LspArgs) -> Result:
         return Result(_empty(server, f"no {args.action.replace('_', ' ')} found", notes, head))
     lines = Lines(sup.root, {u: d.text for u, d in server.documents.items()})
     text_lines, data = location_lines(pairs, lines)
-    if args.action == "references":
-        text_lines, cut = cap_items(text_lines, REFERENCES_CAP)
-        data = data[:REFERENCES_CAP]
+    if args.action in ("references", "implementation") and (
+        scope or args.offset or len(data) > REFERENCES_CAP
+    ):
+        # Pages must be the same on the next call: the project's own files in path order.
+        order = sorted(
+            range(len(data)),
+            key=lambda i: (bool(data[i].get("outside_root")), data[i]["path"], data[i]["line"]),
+        )
+        order = [i for i in order if _inside(data[i]["path"], scope)]
+        if not order:
+            where = f"under {scope}" if scope else ""
+            return Result(_empty(server, f"no {args.action} {where}".strip(), notes, head))
+        picked, span, cut = _page(order, args.offset, REFERENCES_CAP, "lines")
+        text_lines = [text_lines[i] for i in picked]
+        data = [data[i] for i in picked]
         if cut:
             notes.append(cut)
-        head = f'{len(pairs)} references to "{args.symbol}" ({rel}:{args.line})'
-    return Result("\n".join([head + ":", *text_lines, *notes]), {"locations": data})
+        count = sum(1 for p, _ in pairs if _inside(lines.where(p), scope))
+        distinct = len(order)
+    else:
+        count, distinct, span = len(pairs), len(data), ""
+    if args.action == "references":
+        on = f" on {distinct} lines" if distinct != count else ""
+        where = f" under {scope}" if scope else ""
+        head = f'{count} references to "{args.symbol}"{where}{on} ({rel}:{args.line})'
+        if span:
+            head += f", lines {span}"
+    out: dict[str, Any] = {"locations": data}
+    if incomplete:
+        out["complete"] = False
+    return Result("\n".join([head + ":", *text_lines, *notes]), out)
 
 
 def _empty(server: LanguageServer, what: str, notes: list[str], head: str = "") -> str:
@@ -230,6 +333,8 @@ async def symbols(sup: Supervisor, args: LspArgs) -> Result:
         return await workspace_search(sup, args)
     if not args.file:
         raise ToolError("symbols needs file (outline of one file) or query (workspace search)")
+    if args.path:
+        raise ToolError("path filters a workspace search (query); an outline is one file already")
     path = _file(sup, args)
     rel = relpath(sup.root, path)
     server = await sup.server_for(path)
@@ -243,8 +348,9 @@ async def symbols(sup: Supervisor, args: LspArgs) -> Result:
     rows = document_symbols(result, lines, path)
     if not rows:
         return Result(_empty(server, f"no symbols in {rel}", []), {"symbols": []})
-    kept, cut = cap_items(rows, DOCUMENT_SYMBOLS_CAP)
-    text = [f"{len(rows)} symbols in {rel} (line: kind name):", *(r[0] for r in kept)]
+    kept, span, cut = _page(rows, args.offset, DOCUMENT_SYMBOLS_CAP, "symbols")
+    head = f"{len(rows)} symbols in {rel}" + (f", {span}" if span else "")
+    text = [f"{head} (line: kind name):", *(r[0] for r in kept)]
     if cut:
         text.append(cut)
     return Result("\n".join(text), {"symbols": [r[1] for r in kept]})
@@ -252,6 +358,7 @@ async def symbols(sup: Supervisor, args: LspArgs) -> Result:
 
 async def workspace_search(sup: Supervisor, args: LspArgs) -> Result:
     query = args.query.strip()
+    scope = _scope(sup, args)
     servers: list[LanguageServer] = []
     if args.file:
         servers.append(await sup.server_for(_file(sup, args)))
@@ -264,28 +371,122 @@ async def workspace_search(sup: Supervisor, args: LspArgs) -> Result:
         )
     rows: list[tuple[str, dict]] = []
     unsupported = []
+    notes: list[str] = []
+    asked: list[LanguageServer] = []
     for server in servers:
         if not server.supports("workspaceSymbolProvider", "workspace/symbol"):
             unsupported.append(server.spec.id)
             continue
+        asked.append(server)
         await server.refresh()
-        result = await _until_ready(server, "workspace/symbol", {"query": query}, "symbols")
-        rows += workspace_symbols(result, Lines(sup.root))
+        result, incomplete = await _whole_project(
+            sup,
+            server,
+            lambda server=server: _until_ready(
+                server, "workspace/symbol", {"query": query}, "symbols"
+            ),
+        )
+        if incomplete:
+            notes.append(incomplete)
+        found = workspace_symbols(result, Lines(sup.root))
+        limit = server.spec.symbol_limit
+        if limit and len(found) >= limit:
+            notes.append(
+                f"{server.spec.id} cut its answer at {limit} symbols (its own limit, and which "
+                "ones it keeps can change between calls): narrow the query"
+            )
+        rows += found
     if unsupported and not rows and len(unsupported) == len(servers):
         raise ToolError(
             f"{', '.join(unsupported)} does not support workspace symbol search; "
             "use symbols with file for one file's outline"
         )
+    answered = ", ".join(_serves(s) for s in asked)
+    if not args.file:
+        notes.append(f"searched by {answered}; pass file to ask the server of another language")
+    rows = [r for r in rows if _inside(r[1]["path"], scope)]
+    where = f" under {scope}" if scope else ""
     if not rows:
-        return Result(f'no symbols matching "{query}"', {"symbols": []})
+        return Result("\n".join([f'no symbols matching "{query}"{where}', *notes]), {"symbols": []})
     # Servers match fuzzily and include libraries: the project's own, literal matches first.
     needle = query.lower()
-    rows.sort(key=lambda r: (r[1]["path"].startswith("/"), needle not in r[1]["name"].lower()))
-    kept, cut = cap_items(rows, WORKSPACE_SYMBOLS_CAP)
-    text = [f'{len(rows)} symbols matching "{query}":', *(r[0] for r in kept)]
+    rows.sort(
+        key=lambda r: (
+            r[1]["path"].startswith("/"),
+            needle not in r[1]["name"].lower(),
+            r[1]["path"],
+            r[1]["line"] or 0,
+        )
+    )
+    kept, span, cut = _page(rows, args.offset, WORKSPACE_SYMBOLS_CAP, "symbols")
+    head = f'{len(rows)} symbols matching "{query}"{where}' + (f", {span}" if span else "")
+    text = [f"{head}:", *(r[0] for r in kept)]
     if cut:
         text.append(cut)
-    return Result("\n".join(text), {"symbols": [r[1] for r in kept]})
+    data: dict[str, Any] = {"symbols": [r[1] for r in kept]}
+    if any(n.startswith("may be incomplete") for n in notes):
+        data["complete"] = False
+    return Result("\n".join([*text, *notes]), data)
+
+
+def _serves(server: LanguageServer) -> str:
+    return f"{server.spec.id} ({' '.join(list(server.spec.extensions)[:3])})"
+
+
+async def calls(sup: Supervisor, path: Path, args: LspArgs) -> Result:
+    """callers (incoming) or callees (outgoing) of the function at line + symbol."""
+    rel = relpath(sup.root, path)
+    server = await sup.server_for(path)
+    if not server.supports("callHierarchyProvider", "textDocument/prepareCallHierarchy"):
+        raise ToolError(
+            f"{server.spec.id} does not support call hierarchy ({args.action}); "
+            "use references instead"
+        )
+    scope = _scope(sup, args)
+    params, spot = await _position(server, path, args.line, args.symbol, rel)
+    incoming = args.action == "callers"
+    method = "callHierarchy/incomingCalls" if incoming else "callHierarchy/outgoingCalls"
+
+    async def ask() -> tuple[list[Any], list[Any]]:
+        items = await _until_ready(server, "textDocument/prepareCallHierarchy", params, args.action)
+        items = [i for i in items or [] if isinstance(i, dict)]
+        found: list[Any] = []
+        for item in items[:3]:
+            answer = await _until_ready(server, method, {"item": item}, args.action)
+            found += [c for c in answer or [] if isinstance(c, dict)]
+        return items, found
+
+    (items, found), incomplete = await _whole_project(sup, server, ask)
+    notes = [spot.note] if spot.note else []
+    if incomplete:
+        notes.append(incomplete)
+    head = f'{args.action} of "{args.symbol}" ({rel}:{args.line})'
+    if not items:
+        return Result(
+            _empty(
+                server,
+                "no function or method there (the server prepared no call item)",
+                notes,
+                head,
+            ),
+            {"calls": []},
+        )
+    lines = Lines(sup.root, {u: d.text for u, d in server.documents.items()})
+    rows = [r for r in call_rows(found, incoming, lines) if _inside(r[1]["path"], scope)]
+    where = f" under {scope}" if scope else ""
+    if not rows:
+        what = "no callers" if incoming else "no calls"
+        return Result(_empty(server, f"{what} found{where}", notes, head), {"calls": []})
+    kept, span, cut = _page(rows, args.offset, CALLS_CAP, args.action)
+    noun = ("caller" if incoming else "callee") + ("s" if len(rows) != 1 else "")
+    title = f'{len(rows)} {noun} of "{args.symbol}"{where} ({rel}:{args.line})'
+    title += f", {span}" if span else ""
+    sites = "call sites: lines in that file" if incoming else f"call sites: lines in {rel}"
+    text = [f"{title} ({sites}):", *(r[0] for r in kept), *([cut] if cut else []), *notes]
+    data: dict[str, Any] = {"calls": [r[1] for r in kept]}
+    if incomplete:
+        data["complete"] = False
+    return Result("\n".join(text), data)
 
 
 async def code_actions(sup: Supervisor, path: Path, args: LspArgs) -> Result:

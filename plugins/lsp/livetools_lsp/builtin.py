@@ -43,6 +43,10 @@ C_EXT = {
 # defaults any pushed `analysis` section would drop.
 _PYRIGHT_ANALYSIS = {"diagnosticMode": "openFilesOnly"}
 
+# Logged once the workspace's files are enumerated: a references answer before it searched only
+# the open files (click: 1 of 286).
+PYRIGHT_READY = r"Found \d+ source files?|No source files found"
+
 BUILTIN: tuple[ServerSpec, ...] = (
     ServerSpec(
         id="basedpyright",
@@ -53,6 +57,7 @@ BUILTIN: tuple[ServerSpec, ...] = (
         settings={"basedpyright": {"analysis": _PYRIGHT_ANALYSIS}},
         checker=("basedpyright",),
         python_env=True,
+        ready_log=PYRIGHT_READY,
     ),
     ServerSpec(
         id="pyright",
@@ -63,6 +68,7 @@ BUILTIN: tuple[ServerSpec, ...] = (
         settings={"python": {"analysis": _PYRIGHT_ANALYSIS}},
         checker=("pyright",),
         python_env=True,
+        ready_log=PYRIGHT_READY,
     ),
     ServerSpec(
         id="pylsp",
@@ -101,6 +107,7 @@ BUILTIN: tuple[ServerSpec, ...] = (
         checker=("clangd", "--log=error", "--check={file}"),
         rename_blockers=("pp_file_not_found",),
         rename_requires=("compile_commands.json",),
+        symbol_limit=100,  # --limit-results default
     ),
     ServerSpec(
         id="gopls",
@@ -109,6 +116,7 @@ BUILTIN: tuple[ServerSpec, ...] = (
         extensions={".go": "go"},
         markers=("go.work", "go.mod"),
         checker=("go", "vet", "./..."),
+        symbol_limit=100,
     ),
     ServerSpec(
         id="rust-analyzer",

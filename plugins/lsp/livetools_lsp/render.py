@@ -76,6 +76,7 @@ def locations(result: Any) -> list[tuple[Path, int]]:
         return []
     items = result if isinstance(result, list) else [result]
     out = []
+    seen: set[str] = set()  # a server may list one location twice: counted once
     for item in items:
         if not isinstance(item, dict):
             continue
@@ -84,6 +85,10 @@ def locations(result: Any) -> list[tuple[Path, int]]:
         path = uri_path(str(uri)) if uri else None
         if path is None:
             continue
+        key = f"{uri}{rng}"
+        if key in seen:
+            continue
+        seen.add(key)
         line = int(((rng or {}).get("start") or {}).get("line", 0))
         out.append((path, line))
     return out
@@ -175,6 +180,50 @@ def workspace_symbols(result: Any, lines: Lines) -> list[tuple[str, dict]]:
                 {"path": lines.where(path), "line": line, "kind": kind, "name": name},
             )
         )
+    return out
+
+
+def call_rows(calls: list[dict[str, Any]], incoming: bool, lines: Lines) -> list[tuple[str, dict]]:
+    """CallHierarchyIncomingCall / OutgoingCall lists: one row per caller (or callee) with its
+    kind, name and definition line, and the lines of the call sites (in the caller's file for
+    callers, in the asked file for callees). The project's own first, then by path and line."""
+    merged: dict[tuple[str, int, str], dict[str, Any]] = {}
+    for call in calls:
+        item = call.get("from" if incoming else "to")
+        if not isinstance(item, dict):
+            continue
+        path = uri_path(str(item.get("uri", "")))
+        if path is None:
+            continue
+        rng = item.get("selectionRange") or item.get("range") or {}
+        line = int((rng.get("start") or {}).get("line", 0)) + 1
+        where = lines.where(path)
+        name = str(item.get("name"))
+        row = merged.setdefault(
+            (where, line, name),
+            {
+                "path": where,
+                "line": line,
+                "kind": SYMBOL_KINDS.get(int(item.get("kind") or 0), "symbol"),
+                "name": name,
+                "at": [],
+            },
+        )
+        for site in call.get("fromRanges") or []:
+            row["at"].append(int((site.get("start") or {}).get("line", 0)) + 1)
+    out = []
+    for row in sorted(
+        merged.values(), key=lambda r: (r["path"].startswith("/"), r["path"], r["line"])
+    ):
+        row["at"] = sorted(set(row["at"]))
+        sites = f"; at {', '.join(map(str, row['at'][:10]))}" if row["at"] else ""
+        if len(row["at"]) > 10:
+            sites += f" (+{len(row['at']) - 10})"
+        outside = Path(row["path"]).is_absolute()
+        if outside:
+            row["outside_root"] = True
+        mark = " [outside the checkout]" if outside else ""
+        out.append((f"{row['path']}:{row['line']}: {row['kind']} {row['name']}{sites}{mark}", row))
     return out
 
 

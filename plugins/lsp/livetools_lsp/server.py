@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+import re
 import time
 from collections import deque
 from collections.abc import Mapping
@@ -67,8 +68,22 @@ class Published:
 
 @dataclass
 class Readiness:
+    """What the server said about loading its project: running `$/progress` (token -> title,
+    start), the last end, each finished progress as (began, ended), and when its spec's
+    `ready_log` line last arrived. Cross-file answers are complete only once it is loaded."""
+
     active: dict[str, str] = field(default_factory=dict)  # progress token -> title
+    began: dict[str, float] = field(default_factory=dict)  # progress token -> start
     last_end: float = 0.0
+    spans: deque[tuple[float, float]] = field(default_factory=lambda: deque(maxlen=64))
+    logged_ready: float = 0.0
+
+    def settled_since(self, sent: float) -> bool:
+        """Whether loading moved on while a request sent at `sent` ran: a progress that was
+        running then has ended, or the ready line arrived — its answer may predate the load."""
+        if self.logged_ready > sent:
+            return True
+        return any(began < sent < ended for began, ended in self.spans)
 
 
 def path_uri(path: Path) -> str:
@@ -177,6 +192,8 @@ def client_capabilities() -> dict[str, Any]:
                 "isPreferredSupport": True,
             },
             "rename": {"prepareSupport": True},
+            # typescript-language-server offers call hierarchy only to clients that declare it.
+            "callHierarchy": {"dynamicRegistration": False},
         },
     }
 
@@ -205,6 +222,7 @@ class LanguageServer:
         self.settings: Mapping[str, Any] = spec.settings
         self.python: PythonEnv | None = None
         self._changed = asyncio.Condition()
+        self._ready_log = re.compile(spec.ready_log) if spec.ready_log else None
 
     # -- life cycle --------------------------------------------------------------------------
 
@@ -410,12 +428,24 @@ class LanguageServer:
             token = str(params.get("token"))
             value = params.get("value") or {}
             kind = value.get("kind") if isinstance(value, dict) else None
+            now = time.monotonic()
             if kind == "begin":
                 self.readiness.active[token] = str(value.get("title") or "")
+                self.readiness.began[token] = now
             elif kind == "end":
                 self.readiness.active.pop(token, None)
-                self.readiness.last_end = time.monotonic()
+                began = self.readiness.began.pop(token, now)
+                self.readiness.spans.append((began, now))
+                self.readiness.last_end = now
                 self._wake()
+        elif (
+            method == "window/logMessage"
+            and isinstance(params, dict)
+            and self._ready_log is not None
+            and self._ready_log.search(str(params.get("message") or ""))
+        ):
+            self.readiness.logged_ready = time.monotonic()
+            self._wake()
         elif (
             method in ("window/logMessage", "window/showMessage")
             and isinstance(params, dict)
@@ -477,17 +507,45 @@ class LanguageServer:
         deadline = loop.time() + bound
         while (remaining := deadline - loop.time()) > 0 and self.alive:
             fresh = self.uptime() < 1.0 and self.readiness.last_end == 0
-            if not self.readiness.active and not fresh:
+            if self.loading() is None and not fresh:
                 return
             await self.wait_change(min(remaining, 0.1))
 
     def busy(self) -> str | None:
         """Why an empty answer may only mean "not ready yet", or None."""
+        loading = self.loading()
+        if loading:
+            return loading
+        if self.uptime() < self.spec.warmup:
+            return f"started {self.uptime():.1f}s ago"
+        return None
+
+    def loading(self) -> str | None:
+        """Why a cross-file answer now could miss part of the project, or None: a progress
+        is running, the spec's ready line has not arrived yet, or (`await_progress`) the first
+        progress has not ended."""
         if self.readiness.active:
             titles = ", ".join(t for t in self.readiness.active.values() if t) or "work"
             return f"still busy ({titles})"
-        if self.uptime() < self.spec.warmup:
-            return f"started {self.uptime():.1f}s ago"
+        if self._ready_log is not None and not self.readiness.logged_ready:
+            return "project not loaded yet"
+        waits = self.spec.await_progress and self.uptime() < self.spec.warmup
+        if waits and not self.readiness.last_end:
+            return "project not loaded yet"
+        return None
+
+    async def ready(self, bound: float) -> str | None:
+        """Wait until the project is loaded (see `loading`), at most `bound`; None when it
+        is, else why not. A fresh server gets a moment to announce its loading first."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + bound
+        while self.alive:
+            fresh = self.uptime() < 0.5 and not self.readiness.last_end
+            reason = self.loading() or ("starting" if fresh else None)
+            remaining = deadline - loop.time()
+            if reason is None or remaining <= 0:
+                return reason
+            await self.wait_change(min(remaining, 0.1))
         return None
 
     # -- documents ---------------------------------------------------------------------------

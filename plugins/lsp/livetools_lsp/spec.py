@@ -25,8 +25,11 @@ class ServerSpec:
     (not just emptily) before that ends, so position requests wait for the first progress end (at
     most `warmup` after start). `unchanged_after`: the server publishes diagnostics only when they
     change (typescript-language-server), so this much silence after a change means "same as
-    before". `python_env`: a pyright-family server: the project's interpreter is pushed and the
-    project's own pyright config wins over `settings` (see pyenv.py)."""
+    before". `ready_log`: a regex over the server's log messages that means its project is
+    loaded (pyright-family: "Found N source files"; answers before it miss files).
+    `symbol_limit`: the server returns at most this many workspace symbols (gopls 100), so a
+    full page means it cut. `python_env`: a pyright-family server: the project's interpreter is
+    pushed and the project's own pyright config wins over `settings` (see pyenv.py)."""
 
     id: str
     command: tuple[str, ...]
@@ -44,6 +47,8 @@ class ServerSpec:
     unchanged_after: float | None = None
     first_diagnostics: float = 10.0
     python_env: bool = False
+    ready_log: str | None = None
+    symbol_limit: int | None = None
 
     @property
     def probe_argv(self) -> tuple[str, ...]:

@@ -31,6 +31,7 @@ KEY = "lsp"
 ENV_PREFER = "LIVETOOLS_LSP_SERVERS"
 DEFAULT_REQUEST_TIMEOUT = 30.0
 DEFAULT_INIT_TIMEOUT = 45.0
+DEFAULT_READY_TIMEOUT = 30.0
 _SKIP_DIRS = {".git", "node_modules", ".venv", "venv", "__pycache__", "build", "dist", "target"}
 
 
@@ -60,6 +61,30 @@ def _resolve_binary(name: str, near: str | None = None) -> str | None:
     return None
 
 
+def _said_once(reasons: list[str], specs: Sequence[ServerSpec]) -> list[str]:
+    """Servers that all lack the same root marker make one sentence that says which file to
+    create, instead of the marker list once per server."""
+    missing: dict[tuple[str, ...], list[str]] = {}
+    for spec in specs:
+        if f"{spec.id}: marker missing: {'/'.join(spec.markers)}" in reasons:
+            missing.setdefault(spec.markers, []).append(spec.id)
+    out = []
+    done: set[tuple[str, ...]] = set()
+    for reason in reasons:
+        spec_id = reason.split(":", 1)[0]
+        group = next((m for m, ids in missing.items() if spec_id in ids), None)
+        if group is None:
+            out.append(reason)
+        elif group not in done:
+            done.add(group)
+            others = f" (or {', '.join(group[1:])})" if len(group) > 1 else ""
+            out.append(
+                f"no root marker: create {group[0]}{others} in the project's top folder "
+                f"({', '.join(missing[group])} need one)"
+            )
+    return out
+
+
 class Supervisor(Resource):
     key = KEY
 
@@ -79,6 +104,8 @@ class Supervisor(Resource):
         self.request_timeout = float(self.options.get("request_timeout", DEFAULT_REQUEST_TIMEOUT))
         self.init_timeout = float(self.options.get("init_timeout", DEFAULT_INIT_TIMEOUT))
         self.on_write = bool(self.options.get("diagnostics_on_write", True))
+        # How long a cross-file question waits for a server to load its project.
+        self.ready_timeout = float(self.options.get("ready_timeout", DEFAULT_READY_TIMEOUT))
         self.servers: dict[tuple[str, Path], LanguageServer] = {}
         self.failures: dict[tuple[str, Path], str] = {}
         self.crashes: dict[tuple[str, Path], str] = {}
@@ -147,7 +174,8 @@ class Supervisor(Resource):
                 self.failures[(spec.id, verdict.root)] = f"initialize failed: {exc}"
                 reasons.append(f"{spec.id}: initialize failed: {exc}")
         raise ToolError(
-            f"no usable language server for {relpath(self.root, path)}: " + "; ".join(reasons)
+            f"no usable language server for {relpath(self.root, path)}: "
+            + "; ".join(_said_once(reasons, specs))
         )
 
     def running_for(self, path: Path) -> LanguageServer | None:
