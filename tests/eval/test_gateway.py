@@ -249,15 +249,47 @@ async def test_configuration_errors_name_the_setting(gateway: Gateway, tmp_path:
         )
 
 
-async def test_a_dropped_connection_reconnects_with_state(gateway: Gateway, tmp_path: Path) -> None:
+async def test_a_dropped_socket_mid_cell_is_reattached(gateway: Gateway, tmp_path: Path) -> None:
+    """The network drops our websocket while a cell runs: the kernel lives on, we reconnect
+    with the same session id and the gateway replays what the cell printed meanwhile."""
     async with open_run(tmp_path, **options(gateway)) as run:
         await cell(run, "x = 5")
         kernel = run.resource("eval").live["python"]
-        kernel._ws.close()  # the network drops our socket; the kernel lives on the gateway
-        await until(lambda: not kernel.alive, what="loss noticed")
+
+        async def drop_when_busy() -> None:
+            def busy() -> bool:
+                state = gateway.get(f"/api/kernels/{kernel.kernel_id}")["execution_state"]
+                return state == "busy"
+
+            await until(busy, what="cell running")
+            kernel._ws.close()
+
+        dropper = asyncio.ensure_future(drop_when_busy())
+        code = "import time\nprint('a', flush=True)\ntime.sleep(1.5)\nprint('b')\nx + 1"
+        result = await cell(run, code)
+        await dropper
+        assert (result.text, result.data["status"]) == ("a\nb\n6", "ok"), result.text
+        assert (await cell(run, "x")).text == "5"
+
+
+async def test_a_hung_gateway_that_recovers_keeps_the_kernel(
+    gateway: Gateway, tmp_path: Path
+) -> None:
+    """The gateway stops answering (SIGSTOP) and our socket drops: the call after it says the
+    connection is gone; once the gateway answers again, the next call reconnects, state kept."""
+    assert gateway.proc is not None
+    async with open_run(tmp_path, **options(gateway)) as run:
+        await cell(run, "x = 5")
+        kernel = run.resource("eval").live["python"]
+        os.kill(gateway.proc.pid, signal.SIGSTOP)
+        try:
+            kernel._ws.close()
+            await until(lambda: not kernel.alive and kernel._attached.is_set(), what="given up")
+        finally:
+            os.kill(gateway.proc.pid, signal.SIGCONT)
         back = await cell(run, "x + 1")
         assert back.text.endswith("6") and "reconnected" in back.text, back.text
-        assert not back.is_error
+        assert "state (variables, imports) is kept" in back.text and not back.is_error
 
 
 async def test_gateway_that_goes_away_mid_cell(tmp_path: Path) -> None:

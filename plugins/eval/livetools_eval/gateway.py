@@ -29,6 +29,8 @@ PING_TIMEOUT = 30.0
 # The gateway's websocket handler refuses messages over tornado's default 10 MiB.
 MAX_MESSAGE = 9 * 2**20
 RECEIVE_LIMIT = 512 * 2**20
+REATTACH_WINDOW = 3.0  # seconds of reconnect attempts after a dropped socket, mid-cell
+REATTACH_PAUSE = 0.5
 
 
 class GatewayError(KernelStartError):
@@ -52,6 +54,8 @@ class GatewayKernel(Kernel):
         self._lost: str | None = None  # why the websocket is gone (the kernel may live)
         self._gone: str | None = None  # why the kernel itself is gone
         self._background: set[asyncio.Task[Any]] = set()
+        self._attached = asyncio.Event()  # clear while the pump is reconnecting
+        self._attached.set()
 
     # -- life --------------------------------------------------------------------------------
 
@@ -146,34 +150,73 @@ class GatewayKernel(Kernel):
         self._tasks.append(asyncio.ensure_future(self._pump(ws)))
 
     async def _pump(self, ws: Any) -> None:
-        while True:
-            raw = await ws.read_message()
-            if raw is None:
-                if ws is self._ws and self._closing is None:
+        why = "connection closed"
+        try:
+            while True:
+                raw = await ws.read_message()
+                if raw is None:
                     why = ws.close_reason or (
                         f"close code {ws.close_code}" if ws.close_code else "connection closed"
                     )
-                    url = self.gspec.url
-                    self._lost = f"the websocket to the Jupyter gateway at {url} closed ({why})"
-                    self._queue.put_nowait(("lost", self._lost))
+                    break
+                self._deliver(raw)
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:  # a broken frame, a socket error: the same as a close
+            why = f"{type(exc).__name__}: {exc}"
+        if ws is not self._ws or self._closing is not None:
+            return
+        self._ws = None
+        await self._reattach(
+            f"the websocket to the Jupyter gateway at {self.gspec.url} closed ({why})"
+        )
+
+    def _deliver(self, raw: str | bytes) -> None:
+        msg = decode(raw)
+        if msg is None:
+            return
+        channel = str(msg.get("channel") or "iopub")
+        if channel == "iopub" and msg["msg_type"] == "status" and not msg["parent_header"]:
+            state = msg["content"].get("execution_state")
+            if state in ("restarting", "dead") and self._closing is None:
+                # The gateway saw the kernel die (and restarts it, fresh): state is gone.
+                self._gone = "it died and the gateway restarted it"
+                self._queue.put_nowait(("exit", None))
                 return
-            msg = decode(raw)
-            if msg is None:
-                continue
-            channel = str(msg.get("channel") or "iopub")
-            if channel == "iopub" and msg["msg_type"] == "status" and not msg["parent_header"]:
-                state = msg["content"].get("execution_state")
-                if state in ("restarting", "dead") and self._closing is None:
-                    # The gateway saw the kernel die (and restarts it, fresh): state is gone.
-                    self._gone = "it died and the gateway restarted it"
-                    self._queue.put_nowait(("exit", None))
-                    continue
-            self._queue.put_nowait((channel, msg))
+        self._queue.put_nowait((channel, msg))
+
+    async def _reattach(self, why: str) -> None:
+        """A dropped socket (a proxy's timeout, a network blip): reconnect with the same session
+        id for a few seconds, and the gateway replays what the kernel sent meanwhile, so a
+        running cell goes on. Otherwise the cell ends "disconnected" and the next call asks
+        again (`revive`)."""
+        self._attached.clear()
+        try:
+            end = time.monotonic() + REATTACH_WINDOW
+            while self._closing is None:
+                try:
+                    await self._rest("GET", f"/api/kernels/{quote(str(self.kernel_id))}", limit=5.0)
+                    await self._connect()
+                    return
+                except GatewayError as exc:
+                    if exc.code == 404:
+                        self._gone = "the gateway no longer has it (restarted, or culled it)"
+                        self._queue.put_nowait(("exit", None))
+                        return
+                    if exc.code or time.monotonic() > end:
+                        break
+                await asyncio.sleep(REATTACH_PAUSE)
+            self._lost = why
+            self._queue.put_nowait(("lost", why))
+        finally:
+            self._attached.set()
 
     async def revive(self) -> str | None:
         """Reconnect to the same kernel after the websocket was lost; None when the gateway no
         longer has it (the caller starts a fresh one). Raises when the gateway is unreachable,
         saying what to do."""
+        with contextlib.suppress(TimeoutError):  # the pump may be reconnecting already
+            await asyncio.wait_for(self._attached.wait(), REATTACH_WINDOW + 2 * CONNECT_TIMEOUT)
         if self._lost is None or self._gone is not None or self._closing is not None:
             return None
         try:
