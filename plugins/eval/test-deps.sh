@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # What the eval tests need beyond `uv sync`. ipykernel, jupyter_client and deno (its binary ships
-# in the PyPI wheel) are runtime dependencies of livetools-eval; pandas, matplotlib and
-# bash_kernel are its `test` extra (the root dev group pulls it). Here: IRkernel from Debian (it
+# in the PyPI wheel) are runtime dependencies of livetools-eval; pandas, matplotlib, bash_kernel
+# and jupyter-kernel-gateway (tests/eval/test_gateway.py starts one on loopback) are its `test`
+# extra (the root dev group pulls it). Here: IRkernel from Debian (it
 # installs its kernelspec under /usr/share/jupyter/kernels/ir) and bash_kernel's kernelspec into
 # the project's venv (--sys-prefix). Idempotent.
 set -euo pipefail
