@@ -420,3 +420,28 @@ async def test_step_over_print_shows_its_output(tmp_path: Path, open_debugger) -
             await dbg.ok("continue")  # to the breakpoint again
     status = await dbg.ok("output")
     assert "livetools-sync" not in status.text
+
+
+async def test_output_sync_leaves_a_redirected_stdout_alone(tmp_path: Path, open_debugger) -> None:
+    """A program that points fd 1 at a file of its own never finds the sync marker in it; its
+    stderr, still the launcher's pipe, keeps syncing."""
+    root = copy_project("py", tmp_path)
+    (root / "redirect.py").write_text(
+        "import os, sys\n"
+        "log = open('own.log', 'w')\n"
+        "os.dup2(log.fileno(), 1)\n"
+        "print('to the file', flush=True)\n"
+        "print('to stderr', file=sys.stderr)\n"
+        "done = True\n"
+        "print('after', flush=True)\n"
+    )
+    dbg = await open_debugger(root)
+    await dbg.ok("breakpoints", file="redirect.py", lines=[5])
+    await dbg.ok("launch", program="redirect.py")
+    stepped = await dbg.ok("step_over")
+    assert "to stderr" in stepped.text, stepped.text
+    await dbg.ok("step_over")
+    await dbg.ok("continue")
+    log = (root / "own.log").read_text()
+    assert log == "to the file\nafter\n", log
+    assert "livetools-sync" not in (await dbg.ok("output")).text

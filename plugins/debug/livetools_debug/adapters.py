@@ -67,6 +67,7 @@ class Adapter:
     exit_pattern: str | None = None  # regex with one group: exit code in console output
     # An expression that writes `{marker}` + newline to the debuggee's stdout and stderr pipes
     # (after flushing): evaluated at a stop, its arrival proves the output before it arrived.
+    # It evaluates to the fds it wrote ("12", "1", ...); streams it left alone are not awaited.
     output_sync: str | None = None
     internal_frames: str | None = None  # regex of traceback paths that are the adapter's own
     evaluate_context: str = "repl"
@@ -152,6 +153,33 @@ def _debugpy_launch(info: LaunchInfo) -> dict[str, Any]:
     }
 
 
+# Runs in the stopped frame. It writes the marker only down fds 1 and 2 that are still pipes (the
+# launcher's): a program that pointed one at a file of its own must not find our marker in it.
+# It answers which fds it wrote, so the sync waits for those streams only.
+_DEBUGPY_SYNC_SOURCE = """
+import os, stat, sys
+def livetools_sync():
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except Exception:
+            pass
+    written = ''
+    for fd in (1, 2):
+        try:
+            if stat.S_ISFIFO(os.fstat(fd).st_mode):
+                os.write(fd, MARKER)
+                written += str(fd)
+        except OSError:
+            pass
+    return written
+"""
+_DEBUGPY_OUTPUT_SYNC = (
+    "(lambda ns: (exec(" + repr(_DEBUGPY_SYNC_SOURCE) + ", ns), ns['livetools_sync']())[1])"
+    "({{'MARKER': b'{marker}\\n'}})"
+)
+
+
 def _debugpy_attach(info: AttachInfo) -> dict[str, Any]:
     return {"type": "debugpy", "request": "attach", "justMyCode": True, "subProcess": False}
 
@@ -177,11 +205,7 @@ DEBUGPY = Adapter(
     stdout_ignore=r"thread\._ident is None in _get_related_thread!",
     # The launcher relays the program's pipes on a path of its own, behind the `stopped` event
     # (about 100,000 short lines behind, measured): a marker down the same pipes syncs them.
-    output_sync=(
-        "[__import__('sys').stdout.flush(), __import__('sys').stderr.flush(), "
-        "__import__('os').write(1, b'{marker}\\n'), __import__('os').write(2, b'{marker}\\n')]"
-        " and None"
-    ),
+    output_sync=_DEBUGPY_OUTPUT_SYNC,
     internal_frames=r"[/\\](runpy\.py|debugpy[/\\])",
     description="Python (debugpy, shipped with the plugin)",
 )

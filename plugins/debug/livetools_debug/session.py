@@ -25,6 +25,7 @@ from livetools.wire import FramedReader, FramedWriter, open_tcp
 
 from .adapters import Adapter, AttachInfo, LaunchInfo
 from .dap import DapClient, DapClosed, DapError, wait_response
+from .listening import listening
 from .output import OutputRing, trim_traceback
 from .paths import inside
 
@@ -288,7 +289,7 @@ class Session:
         self._synced.clear()
         try:
             with contextlib.suppress(ToolError):
-                await self.call(
+                body = await self.call(
                     "evaluate",
                     {
                         "expression": template.format(marker=self._marker),
@@ -296,6 +297,12 @@ class Session:
                         "context": self.adapter.evaluate_context,
                     },
                 )
+                written = str(body.get("result", ""))
+                for fd, category in (("1", "stdout"), ("2", "stderr")):
+                    if fd not in written:  # not a pipe of ours any more: no marker comes there
+                        self.output.write(self._held.pop(category, ""))
+                if not self._held:
+                    return
                 with contextlib.suppress(TimeoutError):
                     await asyncio.wait_for(self._synced.wait(), OUTPUT_SYNC_TIMEOUT)
         finally:
@@ -482,6 +489,16 @@ class Session:
         assert self.adapter.attach_config is not None
         await self._start(binary, info.cwd, self.adapter.attach_config(info), breakpoints, info)
 
+    async def _await_listening(self, info: AttachInfo) -> None:
+        """Wait (bounded, adapted to load) until something listens on the attach port, without
+        connecting: a gdbserver serves one connection, so a probe would use up the debuggee."""
+        deadline = time.monotonic() + attach_connect_timeout()
+        while time.monotonic() < deadline:
+            if listening(info.port) is not False:
+                return  # listening, or unknowable on this system
+            await asyncio.sleep(0.05)
+        # out of time: lldb's own error then says why
+
     async def _start(
         self,
         binary: str | None,
@@ -508,6 +525,8 @@ class Session:
                 self._spawn(self._watch_connection(self.client))
             else:
                 assert binary is not None
+                if direct is not None:
+                    await self._await_listening(direct)
                 await self._connect(binary, cwd)
             assert self.client is not None
             await self._initialize()
