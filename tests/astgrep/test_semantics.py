@@ -360,3 +360,38 @@ def test_cpp_cast_in_a_declarations_arguments(tmp_path):
     found = ["static_cast<bool>(r)", "static_cast<bool>(x)"]
     assert ours_in_code("cpp", "static_cast<$T>($X)", code, tmp_path, ".cpp") == found
     assert cli_in_code("cpp", "static_cast<$T>($X)", code, tmp_path, ".cpp") == found[1:]
+
+
+CPP_GRAMMARS = """\
+void f() {
+  (std::max)(a, 0);
+  p->operator[](0);
+  it.operator*();
+}
+int g() {
+  return lhs.x OP rhs;
+}
+template <typename T>
+  requires std::is_scalar_v<T>
+bool operator==(T rhs) { return true; }
+"""
+
+
+def test_cpp_differences_explained(tmp_path):
+    """The C++ rows of the differential suite, on a snippet: the CLI's tree-sitter-cpp reads
+    `(std::max)(…)` as a cast and has an ERROR at a member call of an operator; a macro
+    parameter (`OP`) leaves a MISSING `;`, which the CLI counts as the pattern's `;`; the CLI
+    binds `$D` to a requires clause and skips the declaration after it."""
+    calls = ["(std::max)(a, 0)", "p->operator[](0)", "it.operator*()"]
+    assert ours_in_code("cpp", "$F($$$A)", CPP_GRAMMARS, tmp_path, ".cpp") == calls
+    assert cli_in_code("cpp", "$F($$$A)", CPP_GRAMMARS, tmp_path, ".cpp") == []
+    assert ours_in_code("cpp", "return $X;", CPP_GRAMMARS, tmp_path, ".cpp") == ["return true;"]
+    assert cli_in_code("cpp", "return $X;", CPP_GRAMMARS, tmp_path, ".cpp") == [
+        "return lhs.x",
+        "return true;",
+    ]
+    template = CPP_GRAMMARS[CPP_GRAMMARS.index("template") :].rstrip("\n")
+    assert ours_in_code("cpp", "template <$$$P> $D", CPP_GRAMMARS, tmp_path, ".cpp") == []
+    assert cli_in_code("cpp", "template <$$$P> $D", CPP_GRAMMARS, tmp_path, ".cpp") == [template]
+    found = ours_in_code("cpp", "template <$$$P> requires $R $D", CPP_GRAMMARS, tmp_path, ".cpp")
+    assert found == [template]
