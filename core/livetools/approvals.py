@@ -253,9 +253,9 @@ class ApprovalGate:
         why = f" ({self.problem})" if self.problem else ""
         return self._refusal(
             tool,
-            f"{tool.name} is a {tool.tier.value} tool and this run refuses every write/exec "
-            f"call (approve=deny{why}); nothing was done. {_next(tool)} with read tools, or "
-            f"tell the operator you need {tool.name}.",
+            f"{tool.name} is {_article(tool.tier.value)} {tool.tier.value} tool and this run "
+            f"refuses every write/exec call (approve=deny{why}); nothing was done. "
+            f"{_next(tool)}: use read tools, or tell the operator you need {tool.name}.",
             "policy",
         )
 
@@ -286,6 +286,10 @@ async def ask_port(port: Any, approval: Approval) -> Decision:
     if own is not None:
         return Decision(await own(approval))
     return approval.from_answer(await port(approval.as_question()))
+
+
+def _article(word: str) -> str:
+    return "an" if word[:1] in "aeiou" else "a"
 
 
 def _done(tool: Tool) -> str:
