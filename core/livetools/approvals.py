@@ -103,7 +103,8 @@ def approval_expiry(options: dict[str, Any]) -> float:
 
 class ApprovalGate:
     """Per-run approval state: the policy, the tools allowed for the rest of the run, and the
-    approval counter. One card at a time: the terminal and JSON-lines ports share one input."""
+    approval counter. One card at a time (the terminal and JSON-lines ports share one input),
+    unless the port says it is `concurrent` (MCP: each form rides its own request)."""
 
     def __init__(self, run: Run) -> None:
         self.run = run
@@ -161,6 +162,8 @@ class ApprovalGate:
         if tool.name in self.always:
             self.allowed += 1
             return None
+        if getattr(self.run.ports.question, "concurrent", False):
+            return await self._ask(tool, cap_summary(summary))
         async with self._lock:
             if tool.name in self.always:  # granted while this call waited for the card
                 self.allowed += 1

@@ -142,3 +142,35 @@ async def test_deny_policy_asks_nobody(mode: str, tmp_path: Path) -> None:
         out = await call(c, "touch", {"path": "a.txt", "content": "x"})
     assert out.is_error and data_of(out)["reason"] == "policy"
     assert human.forms == [] and not (tmp_path / "a.txt").exists()
+
+
+@pytest.mark.parametrize("mode", ERAS)
+async def test_concurrent_calls_each_get_their_own_form(mode: str, tmp_path: Path) -> None:
+    """Two write calls at once: neither approval waits for the other (in the 2026 era the
+    first is parked until the client's retry)."""
+    both_asked = anyio.Event()
+    forms: list[str] = []
+
+    async def human(message: str, response_type: Any, params: Any, ctx: Any) -> Any:
+        forms.append(message)
+        if len(forms) == 2:
+            both_asked.set()
+        with anyio.fail_after(WAIT):
+            await both_asked.wait()  # answers only once both cards are up
+        return ElicitResult(action="accept", content={"decision": "allow"})
+
+    results: dict[str, Any] = {}
+    async with serving(tmp_path, mode, human) as c:  # type: ignore[arg-type]
+
+        async def touch(name: str) -> None:
+            results[name] = await call(c, "touch", {"path": name, "content": "x"})
+
+        async with anyio.create_task_group() as tasks:
+            tasks.start_soon(touch, "a.txt")
+            tasks.start_soon(touch, "b.txt")
+    assert len(forms) == 2
+    assert all(not r.is_error for r in results.values()), [text_of(r) for r in results.values()]
+    assert {f.splitlines()[0] for f in forms} == {
+        "Approval #1: allow touch (write)?",
+        "Approval #2: allow touch (write)?",
+    }

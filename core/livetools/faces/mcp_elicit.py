@@ -187,6 +187,10 @@ _ASKER: contextvars.ContextVar[_Asker | None] = contextvars.ContextVar(
 class ElicitationPort:
     """The run's `QuestionPort` while a client that can elicit is connected."""
 
+    # Each form belongs to its own request, so approvals of concurrent calls need not queue
+    # (a 2026-era call parked for its answer must not hold up the next call).
+    concurrent = True
+
     async def __call__(self, question: Question) -> Answer:
         asker = _ASKER.get()
         if asker is None:

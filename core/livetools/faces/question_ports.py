@@ -1,5 +1,6 @@
 """The question ports the faces ship: a terminal card, and JSON-lines events for any harness
-without a TTY. (MCP elicitation lives with the MCP face.)"""
+without a TTY. (MCP elicitation lives with the MCP face.) Each also has `approve(Approval)`,
+the permission prompt of `--approve ask`: its own answers, the same reading rules."""
 
 from __future__ import annotations
 

@@ -8,7 +8,9 @@ always encodes as UTF-8).
 
 While ask_user waits, input lines go to its question instead (see question_ports.JsonLinesPort):
 only an answer object answers, and a tool line sent meanwhile is refused with a
-`question_error` event, not queued."""
+`question_error` event, not queued. With `--approve ask` a write/exec call first emits an
+`approval` event, answered the same way by `{"approve": true|false}` or `{"always": true}`
+(anything else: `approval_error`)."""
 
 from __future__ import annotations
 
