@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import time
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -18,8 +19,8 @@ from typing import TYPE_CHECKING, Any
 from livetools import PathError, ToolError, cap_items, relpath
 from livetools.files import read_text
 
-from .ledger import Item, significant
-from .server import Document, LanguageServer, path_uri
+from .ledger import Item, Ledger, significant
+from .server import Document, LanguageServer, path_uri, uri_path
 from .supervisor import KEY, Supervisor
 
 if TYPE_CHECKING:
@@ -29,6 +30,10 @@ WARM_WAIT = 3.0
 TOTAL_WAIT = 25.0  # below the host's observer bound
 PER_FILE = 10
 TOTAL = 30
+DEPENDENTS = 20  # open documents re-checked per server and write
+DEPENDENT_WAIT = 2.0  # push servers: how long to wait for the dependents' re-publishes
+QUIET = 0.5  # ... or until no publish came for this long
+CHECKED_SHOWN = 8
 
 
 def observer(run: Run, paths: list[Path], notes: list[str]) -> Any:
@@ -60,6 +65,13 @@ async def _observe(sup: Supervisor, paths: list[Path], notes: list[str]) -> Asyn
     outcomes: list[Any] = await asyncio.gather(
         *(s.prepare() for s in steps), return_exceptions=True
     )
+    servers = {id(s.server): s.server for i, s in enumerate(steps) if outcomes[i] is True}
+    dependents = [
+        _Dependents(sup, server, set(paths), deadline)
+        for server in servers.values()
+        if server is not None
+    ]
+    await asyncio.gather(*(d.baseline() for d in dependents), return_exceptions=True)
     for index, step in enumerate(steps):
         if outcomes[index] is True:
             try:
@@ -82,8 +94,130 @@ async def _observe(sup: Supervisor, paths: list[Path], notes: list[str]) -> Asyn
             notes.append(outcome)
         elif isinstance(outcome, tuple) and outcome[1]:
             found.append((path, outcome[0], outcome[1]))
+    checked: list[str] = []
+    for dep in dependents:
+        try:
+            found += await dep.collect()
+        except ToolError as exc:
+            notes.append(f"diagnostics of the other open files unavailable: {exc}")
+            continue
+        checked += dep.checked_note()
     if found:
-        notes.append(render(sup, found))
+        notes.append(render(sup, found, checked))
+
+
+class _Dependents:
+    """The other files a write can break: the documents this server holds open (pulled again
+    where the server pulls, else its next publishes) and, for push servers, any file it
+    re-published after the write whose earlier publish we hold (gopls re-publishes a package).
+    Compared with their own state just before the new text was sent, so nothing that was
+    already broken is blamed on the write."""
+
+    def __init__(
+        self, sup: Supervisor, server: LanguageServer, written: set[Path], deadline: float
+    ) -> None:
+        self.sup = sup
+        self.server = server
+        self.deadline = deadline
+        skip = {path_uri(p) for p in written}
+        docs = [
+            d
+            for d in server.documents.values()
+            if d.path is not None and d.uri not in skip and d.path.exists()
+        ]
+        docs.sort(key=lambda d: d.sent_at, reverse=True)  # the most recently used first
+        self.open_count = len(docs)
+        self.docs: list[Document] = docs[:DEPENDENTS]
+        self.before: dict[str, list[Item] | None] = {}
+        self.published: dict[str, Any] = {}
+        self.sent_at = 0.0
+        self.unknown: list[str] = []
+        self.extra: list[str] = []  # re-published files that are not open
+
+    async def baseline(self) -> None:
+        server = self.server
+        self.published = dict(server.published)
+        if server.pulls:
+            results = await asyncio.gather(
+                *(self._pull(doc) for doc in self.docs), return_exceptions=True
+            )
+            for doc, result in zip(self.docs, results, strict=True):
+                self.before[doc.uri] = result if isinstance(result, list) else None
+        else:
+            for doc in self.docs:
+                entry = server.published.get(doc.uri)
+                self.before[doc.uri] = significant(entry.items) if entry else None
+        self.sent_at = time.monotonic()
+
+    async def _pull(self, doc: Document) -> list[Item] | None:
+        raw = await self.server.diagnostics(doc, min(WARM_WAIT, _left(self.deadline)))
+        return significant(raw) if raw is not None else None
+
+    async def collect(self) -> list[tuple[Path, str, list[Item]]]:
+        server = self.server
+        after: dict[str, list[Item] | None] = {}
+        if server.pulls:
+            results = await asyncio.gather(
+                *(self._pull(doc) for doc in self.docs), return_exceptions=True
+            )
+            for doc, result in zip(self.docs, results, strict=True):
+                after[doc.uri] = result if isinstance(result, list) else None
+        else:
+            await self._quiet()
+            for doc in self.docs:
+                entry = server.published.get(doc.uri)
+                after[doc.uri] = significant(entry.items) if entry else None
+            open_uris = {doc.uri for doc in self.docs} | set(server.documents)
+            for uri, entry in server.published.items():
+                old = self.published.get(uri)
+                if uri in open_uris or old is None or entry.at < self.sent_at:
+                    continue
+                self.before[uri] = significant(old.items)
+                after[uri] = significant(entry.items)
+                self.extra.append(uri)
+        found: list[tuple[Path, str, list[Item]]] = []
+        for uri, now in after.items():
+            path = uri_path(uri)
+            old = self.before.get(uri)
+            if path is None:
+                continue
+            if now is None or old is None:
+                self.unknown.append(relpath(self.sup.root, path))
+                continue
+            scratch = Ledger()
+            scratch.seed(path, old)
+            news = scratch.news(path, now)
+            self.sup.ledger.seed(path, now)
+            if news:
+                found.append((path, server.spec.id, news))
+        return found
+
+    async def _quiet(self) -> None:
+        """Push servers: until every open dependent was re-published after the write, or no
+        publish came for QUIET seconds, at most DEPENDENT_WAIT (an unchanged file may never be
+        re-published: typescript-language-server publishes only on change)."""
+        loop = asyncio.get_running_loop()
+        end = min(self.deadline, loop.time() + DEPENDENT_WAIT)
+        last = max((e.at for e in self.server.published.values()), default=0.0)
+        last = max(last, self.sent_at)
+        while (remaining := end - loop.time()) > 0:
+            fresh = [self.server.published.get(d.uri) for d in self.docs]
+            if all(e is not None and e.at >= self.sent_at for e in fresh):
+                return
+            if time.monotonic() - last >= QUIET:
+                return
+            await self.server.wait_change(min(remaining, QUIET))
+            last = max([last, *(e.at for e in self.server.published.values())])
+
+    def checked_note(self) -> list[str]:
+        """Relative paths of the files this check covered (for the line saying which)."""
+        rels = [relpath(self.sup.root, d.path) for d in self.docs if d.path is not None]
+        rels += [relpath(self.sup.root, p) for u in self.extra if (p := uri_path(u))]
+        if self.open_count > len(self.docs):
+            rels.append(f"(first {len(self.docs)} of {self.open_count} open files)")
+        if self.unknown:
+            rels.append(f"(no answer in time for {', '.join(self.unknown[:5])})")
+        return rels
 
 
 async def _done(outcome: Any) -> Any:
@@ -181,14 +315,26 @@ def _not_ready(server: LanguageServer, rel: str, bound: float) -> str:
     )
 
 
-def render(sup: Supervisor, found: list[tuple[Path, str, list[Item]]]) -> str:
+def render(
+    sup: Supervisor, found: list[tuple[Path, str, list[Item]]], checked: list[str] | None = None
+) -> str:
     servers = sorted({server for _, server, _ in found})
     count = sum(len(items) for _, _, items in found)
-    out = [f"new diagnostics after this write ({count}, {', '.join(servers)}):"]
+    also = ""
+    if checked:
+        files = [c for c in checked if not c.startswith("(")]
+        extra = " ".join(c for c in checked if c.startswith("("))
+        more = len(files) - CHECKED_SHOWN
+        also = f"; also checked {len(files)} other open files: {', '.join(files[:CHECKED_SHOWN])}"
+        also += (f", … {more} more" if more > 0 else "") + (f" {extra}" if extra else "")
+    out = [f"new diagnostics after this write ({count}, {', '.join(servers)}{also}):"]
     shown = 0
     for path, _server, items in found:
         rel = relpath(sup.root, path)
-        kept, cut = cap_items(items, min(PER_FILE, max(TOTAL - shown, 0)))
+        # Errors first: a broken call's follow-on warnings ("type is unknown") must not push
+        # the errors themselves out of the cap.
+        ranked = sorted(items, key=lambda i: (i.severity != "error", i.line))
+        kept, cut = cap_items(ranked, min(PER_FILE, max(TOTAL - shown, 0)))
         for item in kept:
             code = f" [{item.code}]" if item.code else ""
             out.append(f"{rel}:{item.line}: {item.severity}{code}: {item.message}")
