@@ -71,8 +71,8 @@ KNOWN: dict[tuple[str, str], str] = {
     ("dart", "await $X"): "the CLI matches a bare `await` token; we match the expression",
     ("dart", "import $X;"): "the CLI finds none (a local `import X;`); here $X is the URI",
     ("dart", "void $M($$$P) { $$$B }"): "we also match local functions inside bodies",
-    ("dart", "final $X = $Y;"): "the CLI misses locals: `final y = f(x);` in a body, CLI 0",
-    ("dart", "var $X = $Y;"): "the CLI misses locals: `var z = 1;` in a body, CLI 0",
+    ("dart", "final $X = $Y;"): "the CLI finds top-level variables only, we locals only",
+    ("dart", "var $X = $Y;"): "the CLI finds top-level variables only, we locals only",
     ("dart", "class $C extends $B { $$$ }"): "`abstract` is a named node: never skipped here",
 }
 

@@ -344,14 +344,17 @@ def test_dart_ellipsis_block_is_a_block(tmp_path, pattern):
 
 
 def test_dart_differences_explained(tmp_path):
-    """The Dart rows of the differential suite, on a snippet: the CLI misses local declarations
-    and skips the *named* `abstract` node, which is never skipped here."""
+    """The Dart rows of the differential suite, on a snippet: the CLI finds top-level variables
+    only and we locals only; the CLI skips the *named* `abstract` node, never skipped here."""
     code = "abstract class A extends B {}\nclass C extends D {}\nvoid f() {\n  var z = 1;\n}\n"
     classes = "class $C extends $B { $$$ }"
     assert ours_in_code("dart", classes, code, tmp_path, ".dart") == ["class C extends D {}"]
     assert len(cli_in_code("dart", classes, code, tmp_path, ".dart")) == 2
     assert ours_in_code("dart", "var $X = $Y;", code, tmp_path, ".dart") == ["var z = 1;"]
     assert cli_in_code("dart", "var $X = $Y;", code, tmp_path, ".dart") == []
+    top = "var x = 0;\nvoid f() {\n  var z = 1;\n}\n"  # the reverse at top level (a known gap)
+    assert ours_in_code("dart", "var $X = $Y;", top, tmp_path, ".dart") == ["var z = 1;"]
+    assert cli_in_code("dart", "var $X = $Y;", top, tmp_path, ".dart") == ["var x = 0;"]
 
 
 def test_cpp_cast_in_a_declarations_arguments(tmp_path):
