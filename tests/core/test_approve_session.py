@@ -308,3 +308,22 @@ def test_terminal_closed_mid_card_refuses(tmp_path: Path) -> None:
         child.expect("the human detached \\(the terminal closed\\)")
     assert child.exitstatus == 1
     assert not (tmp_path / "a.txt").exists()
+
+
+def test_terminal_expiry_refuses_and_says_so(tmp_path: Path) -> None:
+    child = pexpect.spawn(
+        sys.executable,
+        [*cli(*call_touch("a.txt"))[1:], "--root", str(tmp_path), "--approve", "ask"],
+        env=plugin_env(LIVETOOLS_PLUGINS="testkit", LIVETOOLS_ASK_EXPIRY="0.5"),
+        encoding="utf-8",
+        timeout=WAIT,
+    )
+    try:
+        child.expect("Approval #1")
+        child.expect("approval #1 expired: touch was refused")
+        child.expect("approval #1 for touch expired after 0.5s")
+        child.expect(pexpect.EOF)
+    finally:
+        child.close()
+    assert child.exitstatus == 1
+    assert not (tmp_path / "a.txt").exists()

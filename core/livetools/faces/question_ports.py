@@ -37,15 +37,19 @@ class TerminalPort:
     async def approve(self, approval: Approval) -> Decision:
         """The approval card: y, n or a; anything else (an empty line too) is asked again."""
         self._say("\n" + approval.card())
-        while True:
-            self._say("> ", end="")
-            line = await self.reader.readline()
-            if line is None:
-                raise QuestionPortDetached("the terminal closed")
-            try:
-                return approval.parse_reply(line)
-            except ValueError as exc:
-                self._say(f"{exc}. {approval.how_to_reply()}")
+        try:
+            while True:
+                self._say("> ", end="")
+                line = await self.reader.readline()
+                if line is None:
+                    raise QuestionPortDetached("the terminal closed")
+                try:
+                    return approval.parse_reply(line)
+                except ValueError as exc:
+                    self._say(f"{exc}. {approval.how_to_reply()}")
+        except asyncio.CancelledError:
+            self._say(f"\napproval #{approval.number} expired: {approval.tool} was refused")
+            raise
 
     def _say(self, text: str, end: str = "\n") -> None:
         self.out.write(text + end)
