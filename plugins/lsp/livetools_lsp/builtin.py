@@ -86,6 +86,7 @@ BUILTIN: tuple[ServerSpec, ...] = (
         # Rename the declaration, not a local alias ("import { A as B }") at the use site.
         init_options={"preferences": {"providePrefixAndSuffixTextForRename": False}},
         checker=("tsc", "--noEmit", "--pretty", "false"),
+        checker_requires=("tsconfig.json",),
         warmup=12.0,
         await_progress=True,
         unchanged_after=1.5,
@@ -94,10 +95,13 @@ BUILTIN: tuple[ServerSpec, ...] = (
     ServerSpec(
         id="tsgo",
         command=("tsc", "--lsp", "--stdio"),
-        probe=("tsc", "--version"),
+        # `--version` passes on TypeScript 5/6 too, whose tsc has no --lsp (TS5023, exit 1).
+        # TypeScript 7 exits 0 at the end of its (empty) stdin; its `--lsp --help` exits 2.
+        probe=("tsc", "--lsp", "--stdio"),
         extensions=TS_EXT,
         markers=TS_MARKERS,
         checker=("tsc", "--noEmit", "--pretty", "false"),
+        checker_requires=("tsconfig.json",),
     ),
     ServerSpec(
         id="clangd",

@@ -1,13 +1,17 @@
 """`lsp diagnostics file="*"`: the project checker of each server spec usable in this checkout
 (basedpyright/pyright CLI, tsc --noEmit, go vet, clangd --check, ...), run in its root with a
-bound, its output capped with the end kept (where the summary is)."""
+bound, its output capped with the end kept (where the summary is) and the cut flagged in the data.
+A checker whose root lacks what it needs is skipped, saying so; the project's own node_modules
+binary wins over a global one; clangd --check is read for its diagnostics, not its exit code."""
 
 from __future__ import annotations
 
 import asyncio
 import os
+import re
+from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from livetools import Result, ToolError, cap_text, relpath
 from livetools.procs import ChildProcess, ProcessStartError
@@ -59,10 +63,64 @@ async def _run(argv: list[str], cwd: Path, bound: float) -> tuple[int | None, st
     return code, b"".join(chunks).decode("utf-8", "replace")
 
 
+def _local_binary(name: str, root: Path, top: Path) -> str | None:
+    """The project's own copy (`node_modules/.bin/tsc`), from the checker's root up to the run
+    root: it is the version the project builds with, a global one may be another major."""
+    folder = root
+    while True:
+        candidate = folder / "node_modules" / ".bin" / name
+        if os.access(candidate, os.X_OK):
+            return str(candidate)
+        if folder == top or folder == folder.parent or not folder.is_relative_to(top):
+            return None
+        folder = folder.parent
+
+
+# clangd --check logs each error diagnostic as `E[time] [code] Line N: message`; its other E
+# lines are its own self-test at every token ("tweak: X ==> FAIL"), which also make it exit 3.
+_CLANGD_DIAG = re.compile(r"^E\[[^\]]*\] \[([^\]]*)\] Line (\d+): (.*)$")
+_CLANGD_TWEAK = re.compile(r"tweak: \S+ ==> FAIL")
+
+
+@dataclass
+class _Reading:
+    """One checker run as the model reads it."""
+
+    lines: list[str]
+    errors: int | None = None  # None: the checker does not say; the exit code is the verdict
+    note: str = ""
+
+
+def _read_clangd(rel: str, code: int | None, output: str) -> _Reading:
+    lines: list[str] = []
+    tweaks = 0
+    other: list[str] = []
+    for line in output.splitlines():
+        match = _CLANGD_DIAG.match(line)
+        if match:
+            lines.append(f"{rel}:{match.group(2)}: error [{match.group(1)}]: {match.group(3)}")
+        elif _CLANGD_TWEAK.search(line):
+            tweaks += 1
+        elif line.startswith("E["):
+            other.append(line.split("] ", 1)[-1])
+    reading = _Reading(lines, len(lines))
+    if tweaks:
+        reading.note = f"{rel}: {tweaks} clangd self-test failures (not code errors)"
+    if code not in (0, 3, None) and not lines:
+        # Not a verdict on the code: clangd could not check the file at all.
+        reading.lines = [f"{rel}: clangd --check exit {code}: " + "; ".join(other[-3:])]
+        reading.errors = None
+    return reading
+
+
+def _reader(spec: ServerSpec) -> Any:
+    return _read_clangd if Path(spec.checker[0] if spec.checker else "").name == "clangd" else None
+
+
 async def run_checkers(sup: Supervisor) -> Result:
     covered: set[str] = set()
     sections: list[str] = []
-    data = []
+    data: list[dict[str, Any]] = []
     loop = asyncio.get_running_loop()
     deadline = loop.time() + CHECK_TIMEOUT
     for spec in sup.specs:
@@ -72,12 +130,22 @@ async def run_checkers(sup: Supervisor) -> Result:
         verdict = await sup.verdict(spec, start)
         if verdict.reason is not None or verdict.root is None:
             continue
-        binary = _resolve_binary(spec.checker[0], verdict.binary)
+        root = verdict.root
+        local = _local_binary(spec.checker[0], root, sup.root)
+        binary = local or _resolve_binary(spec.checker[0], verdict.binary)
         if binary is None:
             continue
         covered.update(spec.extensions)
-        root = verdict.root
-        argvs: list[list[str]] = []
+        where = relpath(sup.root, root)
+        shown = " ".join(spec.checker)
+        if spec.checker_requires and not any((root / n).exists() for n in spec.checker_requires):
+            wanted = " or ".join(spec.checker_requires)
+            sections.append(f"$ {shown} (in {where}): skipped, no {wanted} there")
+            data.append({"checker": shown, "root": where, "skipped": f"no {wanted}"})
+            continue
+        if local:
+            shown += f" ({relpath(sup.root, Path(local))})"
+        argvs: list[tuple[str, list[str]]] = []
         if any("{file}" in part for part in spec.checker):
             files = _files(root, spec)
             if not files:
@@ -85,12 +153,17 @@ async def run_checkers(sup: Supervisor) -> Result:
             note = f" (first {PER_FILE_LIMIT} files)" if len(files) > PER_FILE_LIMIT else ""
             for path in files[:PER_FILE_LIMIT]:
                 rel = path.relative_to(root).as_posix()
-                argvs.append([binary, *(p.replace("{file}", rel) for p in spec.checker[1:])])
+                argv = [binary, *(p.replace("{file}", rel) for p in spec.checker[1:])]
+                argvs.append((rel, argv))
         else:
             note = ""
-            argvs.append([binary, *spec.checker[1:]])
-        outputs, codes = [], []
-        for argv in argvs:
+            argvs.append((where, [binary, *spec.checker[1:]]))
+        reader = _reader(spec)
+        outputs: list[str] = []
+        notes: list[str] = []
+        codes: list[int | None] = []
+        errors: int | None = 0 if reader else None
+        for rel, argv in argvs:
             remaining = deadline - loop.time()
             if remaining <= 0:
                 outputs.append("(stopped: the project check ran out of time)")
@@ -99,21 +172,41 @@ async def run_checkers(sup: Supervisor) -> Result:
                 code, output = await _run(argv, root, remaining)
             except ProcessStartError as exc:
                 code, output = -1, str(exc)
-            codes.append(code)
-            if output.strip():
-                outputs.append(output.strip())
-        shown = " ".join(spec.checker)
-        where = relpath(sup.root, root)
+            if reader is None:
+                codes.append(code)
+                if output.strip():
+                    outputs.append(output.strip())
+                continue
+            reading = reader(rel, code, output)
+            outputs.extend(reading.lines)
+            if reading.note:
+                notes.append(reading.note)
+            if code is None:
+                codes.append(None)
+            elif reading.errors is None:
+                codes.append(code)
+            else:
+                assert errors is not None
+                errors += reading.errors
+                codes.append(1 if reading.errors else 0)
         worst = max((c for c in codes if c is not None), default=None)
-        verdict_text = (
-            "timed out" if None in codes else ("clean" if worst == 0 else f"exit {worst}")
-        )
-        body = "\n".join(outputs).replace(f"{root}{os.sep}", "").replace(str(sup.root), ".")
-        sections.append(
-            f"$ {shown} (in {where}){note}: {verdict_text}\n"
-            + cap_text(body, OUTPUT_CAP, tail=4000)
-        )
-        data.append({"checker": shown, "root": where, "exit": worst, "output": body[-OUTPUT_CAP:]})
+        if None in codes:
+            verdict_text = "timed out"
+        elif errors:
+            verdict_text = f"{errors} errors"
+        else:
+            verdict_text = "clean" if worst == 0 else f"exit {worst}"
+        body = "\n".join(outputs + notes).replace(f"{root}{os.sep}", "")
+        body = body.replace(str(sup.root), ".")
+        text = cap_text(body, OUTPUT_CAP, tail=4000)
+        sections.append(f"$ {shown} (in {where}){note}: {verdict_text}\n" + text)
+        entry: dict[str, Any] = {"checker": shown, "root": where, "exit": worst}
+        if errors is not None:
+            entry["errors"] = errors
+        entry["output"] = body[-OUTPUT_CAP:]
+        if len(body) > OUTPUT_CAP:
+            entry["output_truncated"] = f"first {len(body) - OUTPUT_CAP} of {len(body)} chars cut"
+        data.append(entry)
     if not sections:
         raise ToolError(
             "no project checker is usable in this checkout (no server spec with a checker has "

@@ -16,7 +16,9 @@ class ServerSpec:
     directory wins (empty = the run root). `probe` is the health check argv (default:
     `command[0] --version`); a binary that resolves but fails it is not usable. `settings` answer
     `workspace/configuration` by section; `checker` is the project checker `lsp diagnostics
-    file="*"` runs in the root (`{file}` = run once per matching file, at most 20).
+    file="*"` runs in the root (`{file}` = run once per matching file, at most 20);
+    `checker_requires`: the root must hold one of these files for the checker to run (tsc with
+    no tsconfig.json prints its help and exits 1).
     `rename_blockers` are diagnostic codes meaning the server cannot see the whole project, so a
     rename now would be partial; `rename_requires` are files its root must hold for a rename to
     reach files that are not open (clangd indexes only what compile_commands.json lists).
@@ -39,6 +41,7 @@ class ServerSpec:
     init_options: Mapping[str, Any] | None = None
     settings: Mapping[str, Any] = field(default_factory=dict)
     checker: tuple[str, ...] | None = None
+    checker_requires: tuple[str, ...] = ()
     env: Mapping[str, str] = field(default_factory=dict)
     rename_blockers: tuple[str, ...] = ()
     rename_requires: tuple[str, ...] = ()
