@@ -5,6 +5,7 @@ output is flagged in the data, and tsgo is not usable on a tsc without --lsp."""
 
 from __future__ import annotations
 
+import asyncio
 import os
 import subprocess
 from pathlib import Path
@@ -74,9 +75,8 @@ async def test_clangd_check_reduced_to_diagnostics(project) -> None:
     assert check["errors"] == 1 and check["exit"] == 1
     # The real tool's own exit code for this: 3 ("check failed"), the same as for a failed
     # refactoring self-test, which is why it is not taken as the verdict.
-    proc = subprocess.run(
-        ["clangd", "--log=error", "--check=src/bad.c"], cwd=root, capture_output=True, timeout=120
-    )
+    argv = ["clangd", "--log=error", "--check=src/bad.c"]
+    proc = await asyncio.to_thread(subprocess.run, argv, cwd=root, capture_output=True, timeout=120)
     assert proc.returncode == 3
     (root / "src" / "bad.c").unlink()
     async with lsp_run(root, ["clangd"]) as run:
@@ -115,7 +115,8 @@ async def test_truncated_output_is_flagged(project) -> None:
 
 async def test_tsgo_not_usable_without_tsc_lsp(project) -> None:
     tsc = require_binary("tsc", _TSC)
-    version = subprocess.run([tsc, "--version"], capture_output=True, text=True).stdout
+    proc = await asyncio.to_thread(subprocess.run, [tsc, "--version"], capture_output=True)
+    version = proc.stdout.decode()
     if version.startswith("Version 7"):
         pytest.skip("the tsc on PATH is TypeScript 7 (has --lsp)")
     root = project("ts")
