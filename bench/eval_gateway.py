@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import json
 import os
 import shutil
 import signal
@@ -24,7 +25,10 @@ import sys
 import tempfile
 import time
 import urllib.request
+import uuid
+from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 TESTS = Path(__file__).resolve().parent.parent / "tests" / "fixtures" / "plugins"
 sys.path.insert(0, str(TESTS))
@@ -91,6 +95,38 @@ async def one_plus_one(run: Run) -> float:
     return elapsed
 
 
+async def raw_socket(run: Run, url: str) -> Any:
+    """A second websocket to the gateway's kernel of `run`: the minimal client, the anchor."""
+    from tornado.httpclient import HTTPRequest
+    from tornado.websocket import websocket_connect
+
+    kernel_id = run.resource("eval").live["python"].kernel_id
+    ws_url = f"ws{url[4:]}/api/kernels/{kernel_id}/channels?session_id={uuid.uuid4().hex}"
+    headers = {"Authorization": f"token {TOKEN}"}
+    return await websocket_connect(HTTPRequest(ws_url, headers=headers))
+
+
+async def raw_round_trip(ws: Any) -> float:
+    """execute_request `1+1`, then read until its execute_reply and its idle status."""
+    msg_id = uuid.uuid4().hex
+    header = {"msg_id": msg_id, "msg_type": "execute_request", "username": "bench"}
+    header.update(session="raw", date=datetime.now(UTC).isoformat(), version="5.3")
+    content = {"code": "1+1", "silent": False, "store_history": True, "user_expressions": {}}
+    content.update(allow_stdin=False, stop_on_error=False)
+    msg = {"header": header, "parent_header": {}, "metadata": {}, "content": content}
+    t0 = time.perf_counter()
+    await ws.write_message(json.dumps({**msg, "channel": "shell", "buffers": []}))
+    replied = idle = False
+    while not (replied and idle):
+        got = json.loads(await ws.read_message())
+        if got["parent_header"].get("msg_id") != msg_id:
+            continue
+        kind = got["header"]["msg_type"]
+        replied = replied or kind == "execute_reply"
+        idle = idle or (kind == "status" and got["content"]["execution_state"] == "idle")
+    return time.perf_counter() - t0
+
+
 async def bridge(run: Run, n: int) -> tuple[float, float, float]:
     out = await run.call("eval", {"code": BRIDGE_CELL.format(n=n), "description": DESC})
     median, p90, low = (float(v) for v in out.text.split()[-3:])
@@ -118,19 +154,29 @@ async def main() -> None:
                     await one_plus_one(run)
                     first = time.perf_counter() - t0
                     print(f"first cell on the {name} (kernel start + helpers): {first:.2f}s")
-                for _ in range(20):  # warm both paths
+                ws = await raw_socket(remote, url)
+                for _ in range(20):  # warm every path
                     await one_plus_one(remote)
+                    await raw_round_trip(ws)
                     await one_plus_one(local)
                 gw_times: list[float] = []
+                raw_times: list[float] = []
                 local_times: list[float] = []
                 for _ in range(args.repeats):
                     gw_times.append(await one_plus_one(remote))
+                    raw_times.append(await raw_round_trip(ws))
                     local_times.append(await one_plus_one(local))
-                ratio = statistics.median(gw_times) / statistics.median(local_times)
-                print(f"[python] eval 1+1, {args.repeats} interleaved")
-                print(f"  gateway kernel: {ms(gw_times)}")
-                print(f"  local kernel  : {ms(local_times)}")
-                print(f"  ratio (median gateway / median local): {ratio:.2f}x")
+                ws.close()
+                median = statistics.median
+                print(f"[python] 1+1, {args.repeats} interleaved")
+                print(f"  eval, gateway kernel      : {ms(gw_times)}")
+                print(f"  raw websocket, same kernel: {ms(raw_times)}")
+                print(f"  eval, local kernel        : {ms(local_times)}")
+                print(
+                    f"  ratio gateway eval / raw websocket: "
+                    f"{median(gw_times) / median(raw_times):.2f}x;  gateway eval / local eval: "
+                    f"{median(gw_times) / median(local_times):.2f}x"
+                )
                 for name, run in (("gateway", remote), ("local", local)):
                     median, p90, low = await bridge(run, args.bridge)
                     print(

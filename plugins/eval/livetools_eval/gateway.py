@@ -24,8 +24,8 @@ from .kernel import ChannelClosed, Kernel, KernelStartError
 
 CONNECT_TIMEOUT = 10.0
 REQUEST_TIMEOUT = 30.0
-PING_INTERVAL = 10.0  # a gateway that vanishes without closing the socket is noticed by pings
-PING_TIMEOUT = 30.0
+PING_INTERVAL = 15.0  # a gateway that vanishes without closing the socket is noticed by pings
+PING_TIMEOUT = 15.0  # (tornado wants it no longer than the interval)
 # The gateway's websocket handler refuses messages over tornado's default 10 MiB.
 MAX_MESSAGE = 9 * 2**20
 RECEIVE_LIMIT = 512 * 2**20
@@ -91,7 +91,7 @@ class GatewayKernel(Kernel):
                 "POST", "/api/kernels", {"name": spec.kernel_name}, limit=spec.start_timeout
             )
             self.kernel_id = str(started["id"])
-            await self._connect()
+            await self._connect(spec.start_timeout)
             await self._wait_ready(spec.start_timeout)
         except GatewayError as exc:
             unknown = exc.code >= 500 and "NoSuchKernel" in str(exc)
@@ -118,7 +118,7 @@ class GatewayKernel(Kernel):
             "LIVETOOLS_EVAL_GATEWAY_KERNELS or gateway_kernels in [tool.livetools.eval]"
         )
 
-    async def _connect(self) -> None:
+    async def _connect(self, limit: float = CONNECT_TIMEOUT) -> None:
         from tornado.httpclient import HTTPClientError, HTTPRequest
         from tornado.websocket import websocket_connect
 
@@ -132,7 +132,7 @@ class GatewayKernel(Kernel):
             url,
             headers=self._headers(),
             connect_timeout=CONNECT_TIMEOUT,
-            request_timeout=spec.start_timeout,
+            request_timeout=limit,  # the gateway may wait for a starting kernel first
         )
         try:
             ws = await websocket_connect(
@@ -142,8 +142,10 @@ class GatewayKernel(Kernel):
                 max_message_size=RECEIVE_LIMIT,
             )
         except HTTPClientError as exc:
+            if exc.code == 599:
+                raise self._unreachable(exc) from None
             raise self._http_error(exc.code, "GET", "/channels", exc) from None
-        except (OSError, TimeoutError) as exc:
+        except Exception as exc:  # refused, reset, stream closed, timeout
             raise self._unreachable(exc) from None
         self._ws, self._lost = ws, None
         self._tasks = [t for t in self._tasks if not t.done()]
@@ -346,7 +348,7 @@ class GatewayKernel(Kernel):
             if exc.code == 599:  # tornado: no HTTP answer (timeout, reset)
                 raise self._unreachable(exc) from None
             raise self._http_error(exc.code, method, path, exc) from None
-        except (OSError, TimeoutError) as exc:
+        except Exception as exc:  # refused, reset, timeout
             raise self._unreachable(exc) from None
         return json.loads(response.body) if response.body else None
 
