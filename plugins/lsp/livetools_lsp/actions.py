@@ -21,8 +21,9 @@ from .render import (
     call_rows,
     document_symbols,
     hover_text,
-    location_lines,
+    location_rows,
     locations,
+    quote_rows,
     workspace_symbols,
 )
 from .server import LanguageServer, ServerGone, path_uri
@@ -243,28 +244,24 @@ async def navigate(sup: Supervisor, path: Path, args: LspArgs) -> Result:
     if not pairs:
         return Result(_empty(server, f"no {args.action.replace('_', ' ')} found", notes, head))
     lines = Lines(sup.root, {u: d.text for u, d in server.documents.items()})
-    text_lines, data = location_lines(pairs, lines)
+    rows = location_rows(pairs, lines)
     if args.action in ("references", "implementation") and (
-        scope or args.offset or len(data) > REFERENCES_CAP
+        scope or args.offset or len(rows) > REFERENCES_CAP
     ):
         # Pages must be the same on the next call: the project's own files in path order.
-        order = sorted(
-            range(len(data)),
-            key=lambda i: (bool(data[i].get("outside_root")), data[i]["path"], data[i]["line"]),
-        )
-        order = [i for i in order if _inside(data[i]["path"], scope)]
-        if not order:
+        rows.sort(key=lambda r: (bool(r.get("outside_root")), r["path"], r["line"]))
+        rows = [r for r in rows if _inside(r["path"], scope)]
+        if not rows:
             where = f"under {scope}" if scope else ""
             return Result(_empty(server, f"no {args.action} {where}".strip(), notes, head))
-        picked, span, cut = _page(order, args.offset, REFERENCES_CAP, "lines")
-        text_lines = [text_lines[i] for i in picked]
-        data = [data[i] for i in picked]
+        distinct = len(rows)
+        count = sum(r["count"] for r in rows)
+        rows, span, cut = _page(rows, args.offset, REFERENCES_CAP, "lines")
         if cut:
             notes.append(cut)
-        count = sum(1 for p, _ in pairs if _inside(lines.where(p), scope))
-        distinct = len(order)
     else:
-        count, distinct, span = len(pairs), len(data), ""
+        count, distinct, span = len(pairs), len(rows), ""
+    text_lines, data = quote_rows(rows, lines)
     if args.action == "references":
         on = f" on {distinct} lines" if distinct != count else ""
         where = f" under {scope}" if scope else ""

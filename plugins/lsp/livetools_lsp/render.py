@@ -94,23 +94,35 @@ def locations(result: Any) -> list[tuple[Path, int]]:
     return out
 
 
-def location_lines(pairs: list[tuple[Path, int]], lines: Lines) -> tuple[list[str], list[dict]]:
-    """One text line per distinct (file, line), with a count when several hits share it."""
+def location_rows(pairs: list[tuple[Path, int]], lines: Lines) -> list[dict[str, Any]]:
+    """One row per distinct (file, line) with how many hits share it; not quoted yet, so a
+    page of a long answer reads only its own files."""
     counts: dict[tuple[Path, int], int] = {}
     for pair in pairs:
         counts[pair] = counts.get(pair, 0) + 1
-    text, data = [], []
+    rows = []
     for (path, line), count in counts.items():
         where = lines.where(path)
-        extra = f" ({count} on this line)" if count > 1 else ""
+        row: dict[str, Any] = {"path": where, "line": line + 1, "count": count, "abs": path}
         # An absolute path means the answer lies outside the checkout (an installed copy, a stub).
-        outside = Path(where).is_absolute()
-        mark = " [outside the checkout]" if outside else ""
-        text.append(f"{where}:{line + 1}: {lines.text(path, line)}{extra}{mark}")
-        row: dict[str, Any] = {"path": where, "line": line + 1, "text": lines.text(path, line)}
-        if outside:
+        if Path(where).is_absolute():
             row["outside_root"] = True
-        data.append(row)
+        rows.append(row)
+    return rows
+
+
+def quote_rows(rows: list[dict[str, Any]], lines: Lines) -> tuple[list[str], list[dict]]:
+    """`path:line: text` per row (with the count when several hits share the line)."""
+    text, data = [], []
+    for row in rows:
+        quoted = lines.text(row["abs"], row["line"] - 1)
+        extra = f" ({row['count']} on this line)" if row["count"] > 1 else ""
+        mark = " [outside the checkout]" if row.get("outside_root") else ""
+        text.append(f"{row['path']}:{row['line']}: {quoted}{extra}{mark}")
+        out = {"path": row["path"], "line": row["line"], "text": quoted}
+        if row.get("outside_root"):
+            out["outside_root"] = True
+        data.append(out)
     return text, data
 
 
