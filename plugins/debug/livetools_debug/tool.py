@@ -237,13 +237,24 @@ def breakpoint_data(root: Path, path: Path, states: list[Breakpoint]) -> list[di
 
 
 def outcome_result(
-    sup: DebugSupervisor, session: Session, outcome: Outcome, head: list[str], waited: float
+    sup: DebugSupervisor,
+    session: Session,
+    outcome: Outcome,
+    head: list[str],
+    waited: float,
+    *,
+    pausing: bool = False,
 ) -> Result:
     root = sup.root
     lines = list(head)
     if outcome.kind == "stopped" and session.stop is not None:
         lines += format_stop(root, session.stop)
         lines += format_others(session.others())
+    elif outcome.kind == "running" and pausing:
+        lines.append(
+            f"pause sent, but no stop reported within {waited:g}s (a loaded machine, or a thread "
+            "in native code); `status` shows the stop when it comes, `pause` asks again"
+        )
     elif outcome.kind == "running":
         lines.append(
             f"still running after {waited:g}s (no breakpoint hit yet); the session stays usable: "
@@ -438,7 +449,7 @@ async def op_pause(sup: DebugSupervisor, args: DebugArgs) -> Result:
     already = session.state == "stopped"
     outcome = await session.pause(args.thread_id, sup.wait)
     head = ["already stopped (nothing to pause)"] if already else []
-    return outcome_result(sup, session, outcome, head, sup.wait)
+    return outcome_result(sup, session, outcome, head, sup.wait, pausing=True)
 
 
 def _stopped(sup: DebugSupervisor, op: str) -> Session:
