@@ -119,11 +119,26 @@ async def test_answer_while_still_loading_says_so(tmp_path: Path) -> None:
     script.write_text(LOADING)
     (tmp_path / "a.fake").write_text("hello world\n")
     plugin = Loading(script)
+    args = {"action": "references", "file": "a.fake", "line": 1, "symbol": "world"}
     async with lsp_run(tmp_path, plugins=[("loading", plugin)], ready_timeout=1.0) as run:
+        r = await run.call("lsp", args)
+        assert not r.is_error, r.text
+        assert "a.fake:1: hello world" in r.text
+        assert "may be incomplete: loading-forever was still busy (Indexing) after 1s" in r.text
+        assert r.data["complete"] is False
+        # Once the wait ran out, later calls wait at most a second more (an index can take
+        # hours), and still say so.
+        server = run.resource("lsp").running_for(tmp_path / "a.fake")
+        assert server is not None and server.readiness.waited_out
+        r = await run.call("lsp", {**args, "offset": 0})
+        assert r.data["complete"] is False, r.text
         r = await run.call(
-            "lsp", {"action": "references", "file": "a.fake", "line": 1, "symbol": "world"}
+            "lsp",
+            {
+                "action": "hover",
+                **{k: args[k] for k in ("file", "line")},
+                "symbol": "world",
+                "path": "x",
+            },
         )
-    assert not r.is_error, r.text
-    assert "a.fake:1: hello world" in r.text
-    assert "may be incomplete: loading-forever was still busy (Indexing) after 1s" in r.text
-    assert r.data["complete"] is False
+        assert r.is_error and "hover takes neither" in r.text, r.text

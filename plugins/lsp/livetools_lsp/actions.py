@@ -65,6 +65,9 @@ NAVIGATION = {
 }
 
 
+PAGED = ("references", "implementation", "symbols", "callers", "callees")
+
+
 class LspArgs(BaseModel):
     action: Action
     file: str = Field("", description='Path from the root; "*" with diagnostics = project check.')
@@ -96,6 +99,8 @@ async def lsp(ctx: CallContext, args: LspArgs) -> Result:
         if args.file == "*":
             return await run_checkers(sup)
         return await diagnostics(sup, _file(sup, args))
+    if (args.path or args.offset) and args.action not in PAGED:
+        raise ToolError(f"path and offset page {', '.join(PAGED)}; {args.action} takes neither")
     if args.action == "symbols":
         return await symbols(sup, args)
     path = _file(sup, args)
@@ -164,6 +169,8 @@ async def _whole_project(
     again when loading moved on while it ran. Returns the answer and, when the bound ran out
     first, why it may be incomplete — a partial answer is never presented as whole."""
     bound = sup.ready_timeout
+    if server.readiness.waited_out and server.loading():
+        bound = min(bound, 1.0)  # it ran out once already (an hours-long index): do not stall
     loop = asyncio.get_running_loop()
     deadline = loop.time() + bound
     pending = await server.ready(bound)
@@ -175,6 +182,7 @@ async def _whole_project(
         pending = await server.ready(max(0.0, deadline - loop.time()))
     if pending is None:
         return result, None
+    server.readiness.waited_out = True
     return result, (
         f"may be incomplete: {server.spec.id} was {pending} after {bound:g}s "
         "(its project is still loading); ask again shortly"

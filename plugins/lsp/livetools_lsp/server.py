@@ -77,6 +77,7 @@ class Readiness:
     last_end: float = 0.0
     spans: deque[tuple[float, float]] = field(default_factory=lambda: deque(maxlen=64))
     logged_ready: float = 0.0
+    waited_out: bool = False  # a cross-file wait for loading ran out once
 
     def settled_since(self, sent: float) -> bool:
         """Whether loading moved on while a request sent at `sent` ran: a progress that was
