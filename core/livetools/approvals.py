@@ -38,6 +38,7 @@ ENV_EXPIRY = "LIVETOOLS_ASK_EXPIRY"  # the same human, the same patience as ask_
 CARD_ATTR = "approval_card"
 IN_CALL_ATTR = "approval_in_call"
 _PENDING = "livetools.approval"  # CallContext.extra key: the in-call confirmation still owed
+DEADLINE = "livetools.deadline"  # CallContext.extra key: the call's asyncio.Timeout
 
 F = TypeVar("F", bound=Callable[..., Any])
 Card = Callable[["CallContext", Any], "str | Awaitable[str]"]
@@ -67,7 +68,19 @@ async def confirm(ctx: CallContext, summary: str) -> None:
     if owed is None:
         return
     gate: ApprovalGate = ctx.run.approval
-    refusal = await gate.decide(ctx.tool, ctx.surface.name, owed, summary)
+    # The human's time is not the tool's: the call's own deadline stands still meanwhile (the
+    # approval has its own expiry).
+    deadline: asyncio.Timeout | None = ctx.extra.get(DEADLINE)
+    loop = asyncio.get_running_loop()
+    when = deadline.when() if deadline is not None else None
+    left = None if when is None else max(when - loop.time(), 0.0)
+    if deadline is not None:
+        deadline.reschedule(None)
+    try:
+        refusal = await gate.decide(ctx.tool, ctx.surface.name, owed, summary)
+    finally:
+        if deadline is not None and left is not None:
+            deadline.reschedule(loop.time() + left)
     if refusal is not None:
         raise Refused(refusal)
 

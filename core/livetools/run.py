@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
-from .approvals import ApprovalGate, Refused
+from .approvals import DEADLINE, ApprovalGate, Refused
 from .files.paths import resolve_path, shown
 from .ports import Ports
 from .resources import Resource
@@ -254,13 +254,15 @@ class Run:
         lock = None if tool.parallel_safe else self._locks.setdefault(tool.name, asyncio.Lock())
         try:
             if lock is None:
-                async with asyncio.timeout(timeout):
+                async with asyncio.timeout(timeout) as deadline:
+                    ctx.extra[DEADLINE] = deadline
                     out = await tool.handler(ctx, model)
             else:
                 async with lock:
                     token = _HELD.set(held | {tool.name})
                     try:
-                        async with asyncio.timeout(timeout):
+                        async with asyncio.timeout(timeout) as deadline:
+                            ctx.extra[DEADLINE] = deadline
                             out = await tool.handler(ctx, model)
                     finally:
                         _HELD.reset(token)

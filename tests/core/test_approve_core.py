@@ -240,3 +240,19 @@ def test_cards_are_capped_and_say_what_will_happen():
     with pytest.raises(ValueError, match="empty reply"):
         card.parse_reply("")
     assert card.parse_reply(" A ") is Decision.ALWAYS and card.parse_reply("no") is Decision.DENY
+
+
+async def test_the_human_s_time_does_not_count_against_the_call_timeout(tmp_path):
+    """An in-call approval stops the tool's own clock while the card is up."""
+
+    class Slow(ApprovingPort):
+        async def approve(self, approval: Approval) -> Decision:
+            await asyncio.sleep(1.0)
+            return Decision.ALLOW
+
+    ports = Ports(question=Slow(), target_space="t")
+    options = {"approve": "ask", "call_timeouts": {"stage_many": 0.5}}
+    async with host().open_run(tmp_path, ports=ports, options=options) as run:
+        out = await run.call("stage_many", {"files": 1})
+    assert not out.is_error, out.text
+    assert (tmp_path / "f0.txt").exists()
