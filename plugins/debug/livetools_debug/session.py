@@ -186,8 +186,12 @@ class Session:
         elif event == "stopped":
             reason = str(body.get("reason") or "unknown")
             description = body.get("description")
-            if self._pausing and reason == "exception" and "SIGSTOP" in str(description or ""):
-                reason = "pause"  # lldb reports a pause as signal SIGSTOP
+            if self._pausing and (
+                (reason == "exception" and "SIGSTOP" in str(description or "")) or reason == "step"
+            ):
+                # lldb reports a pause as signal SIGSTOP, and under load at times as a "step"
+                # (the interrupt lands as a trace stop): either way our pause stopped it.
+                reason = "pause"
             self._pausing = False
             thread = body.get("threadId")
             stop = Stop(
