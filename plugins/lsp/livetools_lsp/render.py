@@ -50,6 +50,7 @@ class Lines:
     def __init__(self, root: Path, open_texts: dict[str, str] | None = None) -> None:
         self.root = root
         self._cache: dict[Path, list[str] | None] = {}
+        self._where: dict[Path, str] = {}  # relpath resolves every component: once per file
         self._open = open_texts or {}
 
     def text(self, path: Path, line: int) -> str:
@@ -67,7 +68,10 @@ class Lines:
         return cap_value(lines[line].strip(), LINE_CAP)
 
     def where(self, path: Path) -> str:
-        return relpath(self.root, path)
+        where = self._where.get(path)
+        if where is None:
+            where = self._where[path] = relpath(self.root, path)
+        return where
 
 
 def locations(result: Any) -> list[tuple[Path, int]]:
