@@ -21,6 +21,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.types import Message, Receive, Scope, Send
 
+from .cancel import DropWatch, cancel_dropped
 from .metrics import Metrics
 from .runs import SINGLE_ID, RunRefused, Runs, RunSlot
 from .security import Gate, bearer
@@ -182,8 +183,12 @@ class App:
         if not await self.gate.admits_run(token, run_id, slot.token, single=self.single):
             await _unauthorized()(scope, receive, send)
             return
+        watch = DropWatch(scope, receive, send)
         with slot.serving():
-            await slot.face.manager.handle_request(scope, receive, send)
+            try:
+                await slot.face.manager.handle_request(scope, watch.receive, watch.send)
+            finally:
+                await cancel_dropped(slot.face.manager.handle_request, watch)
 
     # -- the runs API ------------------------------------------------------------------------
 

@@ -1,0 +1,95 @@
+"""A dropped stream cancels its call over `serve --http`, in both eras: a raw HTTP client starts
+an eval cell that would run for minutes and drops the connection; the kernel is interrupted
+(eval is serialized per run, so the next cell answering at once shows it), and the run stays
+usable."""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+from typing import Any
+
+import anyio
+import httpx2
+import pytest
+
+from tests.core.http_serving import WAIT, connect, serve_http, text_of
+
+MCP_HEADERS = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
+LONG_CELL = "open('started', 'w').close()\nimport time\ntime.sleep(600)"
+MODERN = "2026-07-28"
+
+
+def call_body(era: str, name: str, arguments: dict[str, Any], request_id: int) -> dict[str, Any]:
+    params: dict[str, Any] = {"name": name, "arguments": arguments}
+    if era == "modern":
+        params["_meta"] = {
+            "io.modelcontextprotocol/protocolVersion": MODERN,
+            "io.modelcontextprotocol/clientCapabilities": {},
+        }
+    return {"jsonrpc": "2.0", "id": request_id, "method": "tools/call", "params": params}
+
+
+def handshake(http: httpx2.Client, url: str) -> dict[str, str]:
+    init = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
+        "params": {
+            "protocolVersion": "2025-11-25",
+            "capabilities": {},
+            "clientInfo": {"name": "raw", "version": "0"},
+        },
+    }
+    r = http.post(url, content=json.dumps(init), headers=MCP_HEADERS)
+    assert r.status_code == 200, r.text
+    headers = {
+        **MCP_HEADERS,
+        "Mcp-Session-Id": r.headers["mcp-session-id"],
+        "MCP-Protocol-Version": "2025-11-25",
+    }
+    note = {"jsonrpc": "2.0", "method": "notifications/initialized"}
+    assert http.post(url, content=json.dumps(note), headers=headers).status_code == 202
+    return headers
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("era", ["handshake", "modern"])
+async def test_dropped_stream_interrupts_eval(era: str, tmp_path: Path) -> None:
+    pytest.importorskip("ipykernel", reason="eval needs ipykernel: uv sync --all-extras")
+    with serve_http("--root", str(tmp_path)) as server:
+        url = f"{server.url}/mcp"
+        with httpx2.Client(timeout=WAIT) as http:
+            if era == "handshake":
+                headers = handshake(http, url)
+            else:
+                headers = {
+                    **MCP_HEADERS,
+                    "MCP-Protocol-Version": MODERN,
+                    "Mcp-Method": "tools/call",
+                    "Mcp-Name": "eval",
+                }
+            body = call_body(
+                era,
+                "eval",
+                {"code": LONG_CELL, "description": "mark the start then sleep ten minutes"},
+                7,
+            )
+            with http.stream("POST", url, content=json.dumps(body), headers=headers) as r:
+                assert r.status_code == 200
+                deadline = time.monotonic() + WAIT
+                while not (tmp_path / "started").exists():
+                    assert time.monotonic() < deadline, f"the cell never started\n{server.log}"
+                    await anyio.sleep(0.1)
+                dropped = time.monotonic()
+            # Leaving the block closes the unfinished response: the connection drops.
+        async with connect(era, url) as conn:
+            out = await conn.call(
+                "eval", {"code": "6 * 7", "description": "multiply two numbers after the drop"}
+            )
+        waited = time.monotonic() - dropped
+        assert not out.is_error, text_of(out)
+        assert "42" in text_of(out)
+        print(f"{era}: next cell answered {waited:.2f} s after the drop")
+        assert waited < WAIT  # the 600 s cell did not hold the kernel
