@@ -43,6 +43,7 @@ class Level:
 
     path: Path
     size: int  # children the pattern gives it (ignored for a wrapper)
+    named: int = 0  # of them named nodes or `$NAME`s: each takes one named code child
     wrapper: tuple[int, int, str] | None = None  # opener, closer, name of `open $$$NAME close`
 
 
@@ -88,11 +89,11 @@ def _build(pattern: Pattern) -> Plan | None:
             meta = ps[1].meta
             assert meta is not None
             opener, closer, _ = wrapper
-            levels.append(Level(path, 0, (opener, closer, meta.name if meta.binds else "")))
+            levels.append(Level(path, 0, wrapper=(opener, closer, meta.name if meta.binds else "")))
             return f"({p.kind} {_token(ps[0])} {_token(ps[2])})"
         if any(trailing_comma(ps, i) for i in range(len(ps))):
             raise _Unsupported  # optional in code: the matcher tries it both ways
-        levels.append(Level(path, len(ps)))
+        levels.append(Level(path, len(ps), sum(1 for c in ps if c.named or c.meta is not None)))
         parts = [child(c, (*path, i)) for i, c in enumerate(ps)]
         return f"({p.kind} {' '.join(parts)})"
 
@@ -156,7 +157,17 @@ def _compile_check(
         if level.path:
             src.append(take(level.path))
         if level.wrapper is None:
-            src += [f"        if {var(level.path)}.child_count != {level.size}:", *fail]
+            # More named code children than the pattern has named nodes: no match (a named
+            # code node is never skipped, and no `$$$` is here to take one), the matcher
+            # need not be asked. Fewer, or extras among them: the matcher decides.
+            n = var(level.path)
+            src += [
+                f"        if {n}.child_count != {level.size}:",
+                f"            if {n}.named_child_count > {level.named} and "
+                f"named_code({n}) > {level.named}:",
+                "                continue",
+                *fail,
+            ]
             continue
         opener, closer, name = level.wrapper
         src += [
@@ -184,9 +195,14 @@ def _compile_check(
         src += [f"        if {' or '.join(repeated)}:", "            continue"]
     bindings = ", ".join(f"{name!r}: {expr}" for name, expr in env.items())
     src.append(f"        out.append((root.start_byte, root.end_byte, root, {{{bindings}}}))")
-    namespace: dict[str, Any] = {"nodes_equal": nodes_equal}
+    namespace: dict[str, Any] = {"nodes_equal": nodes_equal, "named_code": _named_code}
     exec("\n".join(src), namespace)
     return namespace["check"]
+
+
+def _named_code(node: Any) -> int:
+    """Named children that take part in matching (not comments, not zero-width)."""
+    return sum(1 for c in node.named_children if not c.is_extra and c.end_byte > c.start_byte)
 
 
 def _token(p: PNode) -> str:
