@@ -162,3 +162,14 @@ def test_harness_token_verifier(tmp_path: Path) -> None:
         assert post(f"{server.url}{url}", Authorization="Bearer reader").status_code == 200
         token = made.json()["token"]
         assert post(f"{server.url}{url}", Authorization=f"Bearer {token}").status_code == 200
+
+
+@pytest.mark.anyio
+async def test_fastmcp_client_with_a_bearer_token(token_server: Any) -> None:
+    import anyio
+    from fastmcp import Client as FastClient
+
+    with anyio.fail_after(WAIT):
+        async with FastClient(f"{token_server.url}/mcp", auth=TOKEN) as client:
+            result = await client.call_tool("echo", {"text": "fast"})
+    assert "fast" in "".join(getattr(c, "text", "") for c in result.content)

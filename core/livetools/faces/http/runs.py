@@ -187,7 +187,7 @@ class Runs:
                 face = HttpFace(
                     run,
                     surface,
-                    session_idle_timeout=self.ttl,
+                    session_idle_timeout=self.ttl or DEFAULT_TTL,
                     max_sessions=100,
                     max_body=self.max_body,
                 )
