@@ -86,6 +86,30 @@ class _Plan:
         self.wrapper = wrapper_of(ps, counts)
 
 
+# Plans per pattern object (a search makes a Matcher per file): the entry keeps the pattern
+# alive, so its id and the ids of its tuples stay its own.
+_PLAN_CACHE: dict[int, tuple[Pattern, dict[int, _Plan]]] = {}
+
+
+def _plans_of(pattern: Pattern) -> dict[int, _Plan]:
+    cached = _PLAN_CACHE.get(id(pattern))
+    if cached is not None and cached[0] is pattern:
+        return cached[1]
+    counts = name_counts(pattern.nodes)
+    tuples: list[tuple[PNode, ...]] = [pattern.nodes]
+    stack = list(pattern.nodes)
+    while stack:
+        p = stack.pop()
+        if p.children:
+            tuples.append(p.children)
+            stack.extend(p.children)
+    plans = {id(ps): _Plan(ps, counts) for ps in tuples}
+    if len(_PLAN_CACHE) >= 64:
+        _PLAN_CACHE.clear()
+    _PLAN_CACHE[id(pattern)] = (pattern, plans)
+    return plans
+
+
 class Matcher:
     def __init__(self, pattern: Pattern, budget: int = 100_000) -> None:
         self.pattern = pattern
@@ -93,15 +117,7 @@ class Matcher:
         self._steps = 0
         self._lead = -1  # where an unanchored run starts: its first node is the pattern's
         self._chain = pattern.chain_kind_ids
-        counts = name_counts(pattern.nodes)
-        tuples: list[tuple[PNode, ...]] = [pattern.nodes]
-        stack = list(pattern.nodes)
-        while stack:
-            p = stack.pop()
-            if p.children:
-                tuples.append(p.children)
-                stack.extend(p.children)
-        self._plans: dict[int, _Plan] = {id(ps): _Plan(ps, counts) for ps in tuples}
+        self._plans = _plans_of(pattern)
 
     # -- entry points ------------------------------------------------------------------------
 
