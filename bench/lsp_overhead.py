@@ -94,7 +94,8 @@ async def overhead(run, root: Path, rounds: int, queries: list[tuple] = QUERIES)
         r = await run.call("lsp", {"action": action, "file": file, "line": line, "symbol": symbol})
         assert not r.is_error, r.text
     server = sup.running_for(root / queries[0][2])
-    print(f"server: {server.spec.id} {server.server_info.get('version', '')}".rstrip())
+    version = str(server.server_info.get("version", ""))
+    print(f"server: {server.spec.id} {version if len(version) < 40 else ''}".rstrip())
     print(f"{'request':<12} {'raw ms':>8} {'lsp ms':>8} {'overhead ms':>12} {'ratio':>6}")
     for action, method, file, line, symbol, zline, col in queries:
         params = {
