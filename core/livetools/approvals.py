@@ -12,7 +12,8 @@ A refusal is a normal result (`data.refused`), never an exception, and nothing r
 What the card says comes from the tool: a handler may carry an `approval_card(ctx, args)`
 attribute (set with `card_by`), else the arguments are shown, capped. A tool whose card needs
 work first (lsp_rename stages the rename so the file count is real) is marked `asks_in_call`
-and calls `confirm(ctx, summary)` itself right before it writes.
+and calls `confirm(ctx, summary)` itself right before it writes. A tool whose calls act only for
+some arguments says which with `asks_only_if` (the others pass as reads do).
 """
 
 from __future__ import annotations
@@ -37,6 +38,7 @@ DEFAULT_EXPIRY = 600.0
 ENV_EXPIRY = "LIVETOOLS_ASK_EXPIRY"  # the same human, the same patience as ask_user
 CARD_ATTR = "approval_card"
 IN_CALL_ATTR = "approval_in_call"
+ACTS_ATTR = "approval_acts"
 _PENDING = "livetools.approval"  # CallContext.extra key: the in-call confirmation still owed
 DEADLINE = "livetools.deadline"  # CallContext.extra key: the call's asyncio.Timeout
 
@@ -49,6 +51,18 @@ def card_by(card: Card) -> Callable[[F], F]:
 
     def mark(handler: F) -> F:
         setattr(handler, CARD_ATTR, card)
+        return handler
+
+    return mark
+
+
+def asks_only_if(acts: Callable[[Any], bool]) -> Callable[[F], F]:
+    """Decorate a handler whose calls act only for some arguments (`debug launch` runs a
+    program, `debug stack` reads): `acts(args)` false means the call is let through unasked,
+    under every policy, as a read would be."""
+
+    def mark(handler: F) -> F:
+        setattr(handler, ACTS_ATTR, acts)
         return handler
 
     return mark
@@ -155,6 +169,9 @@ class ApprovalGate:
         only refused up front by policy; its question waits for `confirm`."""
         tool = ctx.tool
         if not self.needed(tool):
+            return None
+        acts = getattr(tool.handler, ACTS_ATTR, None)
+        if acts is not None and not acts(model):
             return None
         if self.mode == "deny":
             return self._refuse_by_policy(tool)

@@ -54,12 +54,13 @@ def snapshot(root: Path) -> dict[str, bytes]:
 async def test_resolve_accept_card_names_files_and_counts(tmp_path: Path) -> None:
     (tmp_path / "a.py").write_text("print(1)\nprint(2)\n")
     (tmp_path / "b.py").write_text("print(3)\n")
-    operator = Operator(Decision.ALWAYS, Decision.DENY, Decision.ALLOW)
+    operator = Operator(Decision.DENY, Decision.ALLOW)
     host = Host(plugins=[("astgrep", livetools_astgrep.plugin)], entry_points=False)
     options = {"approve": "ask"}
     async with host.open_run(tmp_path, ports=ports(operator), options=options) as run:
         staged = await run.call("ast_edit", {"pattern": "print($A)", "rewrite": "log($A)"})
         assert not staged.is_error, staged.text
+        assert operator.cards == []  # staging writes nothing: not asked
         before = snapshot(tmp_path)
         args = {"edit_id": staged.data["edit_id"], "action": "accept"}
         denied = await run.call("resolve", args)
@@ -67,13 +68,13 @@ async def test_resolve_accept_card_names_files_and_counts(tmp_path: Path) -> Non
         assert snapshot(tmp_path) == before  # nothing written
         accepted = await run.call("resolve", args)  # the staged edit survived the refusal
         assert not accepted.is_error, accepted.text
-    card = operator.cards[1]
+    card = operator.cards[0]
     assert card.tool == "resolve" and card.tier == "write"
     lines = card.summary.splitlines()
     assert lines[0] == "accept edit_1: write 3 replacements in 2 files: a.py, b.py"
     assert "-print(1)" in card.summary and "+log(1)" in card.summary
     assert len(lines) <= 13  # capped: 12 lines and the truncation note
-    assert "the operator declined resolve (approval #2): accept edit_1" in denied.text
+    assert "the operator declined resolve (approval #1): accept edit_1" in denied.text
     assert (tmp_path / "b.py").read_text() == "log(3)\n"
 
 
@@ -109,6 +110,10 @@ async def test_debug_launch_card_and_a_deny_starts_nothing(tmp_path: Path) -> No
     async with host.open_run(root, ports=ports(operator), options={"approve": "ask"}) as run:
         if "debug" not in {t.name for t in run.tools()}:
             pytest.skip("the debug plugin is not installed (uv sync --all-extras)")
+        for op in ("adapters", "status", "stack"):  # reads and session ops: never asked
+            looked = await run.call("debug", {"op": op})
+            assert not (isinstance(looked.data, dict) and looked.data.get("refused")), looked.text
+        assert operator.cards == []
         out = await run.call("debug", {"op": "launch", "program": "app.py", "args": ["--n", "3"]})
         assert out.is_error and out.data["reason"] == "declined", out.text
         assert children() == before  # no adapter, no debuggee

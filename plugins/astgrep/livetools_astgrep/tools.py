@@ -20,7 +20,7 @@ from livetools import (
     relpath,
     resolve_path,
 )
-from livetools.approvals import card_by
+from livetools.approvals import asks_only_if, card_by
 from livetools.files import check_regular
 
 from .engine import UNPARSED, FileJob
@@ -362,6 +362,7 @@ def _skipped_data(scope: Scope, binary: list[str], unreadable: list[str]) -> dic
 # -- ast_edit ----------------------------------------------------------------------------------
 
 
+@asks_only_if(lambda args: False)  # it only stages: `resolve accept` is the write that is asked
 async def ast_edit(ctx: CallContext, args: AstEditArgs) -> Result:
     res = _resource(ctx)
     scope = await _scope(res, args.path, args.language)  # a PathError reaches the model as is
@@ -485,6 +486,7 @@ def resolve_card(ctx: CallContext, args: ResolveArgs) -> str:
 
 
 @card_by(resolve_card)
+@asks_only_if(lambda args: args.action == "accept")  # a discard writes nothing
 async def resolve(ctx: CallContext, args: ResolveArgs) -> Result:
     res = _resource(ctx)
     ledger = res.edits

@@ -23,6 +23,7 @@ from livetools import (
     relpath,
     resolve_path,
 )
+from livetools.approvals import asks_only_if
 from livetools.files import check_regular
 
 from .paths import shown
@@ -681,6 +682,12 @@ OPS: dict[str, Handler] = {
 }
 
 
+# Ops that start or run code (approve=ask asks about these only): launch/attach start or take
+# over a program, evaluate runs an expression in it. Stepping and reading act on what was allowed.
+ACTING_OPS = frozenset({"launch", "attach", "evaluate"})
+
+
+@asks_only_if(lambda args: args.op in ACTING_OPS)
 async def handle(ctx: CallContext, args: DebugArgs) -> Result:
     sup = ctx.resource
     assert isinstance(sup, DebugSupervisor)
