@@ -95,18 +95,33 @@ async def one_plus_one(run: Run) -> float:
     return elapsed
 
 
-async def raw_socket(run: Run, url: str) -> Any:
-    """A second websocket to the gateway's kernel of `run`: the minimal client, the anchor."""
-    from tornado.httpclient import HTTPRequest
+async def raw_socket(url: str) -> tuple[Any, str]:
+    """A kernel of its own on the gateway and one websocket to it: the minimal client, the
+    anchor (a second socket on eval's kernel would get eval's iopub traffic too)."""
+    from tornado.httpclient import AsyncHTTPClient, HTTPRequest
     from tornado.websocket import websocket_connect
 
-    kernel_id = run.resource("eval").live["python"].kernel_id
-    ws_url = f"ws{url[4:]}/api/kernels/{kernel_id}/channels?session_id={uuid.uuid4().hex}"
     headers = {"Authorization": f"token {TOKEN}"}
-    return await websocket_connect(HTTPRequest(ws_url, headers=headers))
+    http = AsyncHTTPClient(force_instance=True)
+    started = await http.fetch(
+        url + "/api/kernels", method="POST", headers=headers, body='{"name": "python3"}'
+    )
+    http.close()
+    kernel_id = json.loads(started.body)["id"]
+    ws_url = f"ws{url[4:]}/api/kernels/{kernel_id}/channels?session_id={uuid.uuid4().hex}"
+    return await websocket_connect(HTTPRequest(ws_url, headers=headers)), kernel_id
 
 
-async def raw_round_trip(ws: Any) -> float:
+async def delete_kernel(url: str, kernel_id: str) -> None:
+    from tornado.httpclient import AsyncHTTPClient
+
+    http = AsyncHTTPClient(force_instance=True)
+    headers = {"Authorization": f"token {TOKEN}"}
+    await http.fetch(f"{url}/api/kernels/{kernel_id}", method="DELETE", headers=headers)
+    http.close()
+
+
+async def raw_round_trip(ws: Any, quickack: bool = True) -> float:
     """execute_request `1+1`, then read until its execute_reply and its idle status."""
     msg_id = uuid.uuid4().hex
     header = {"msg_id": msg_id, "msg_type": "execute_request", "username": "bench"}
@@ -114,11 +129,15 @@ async def raw_round_trip(ws: Any) -> float:
     content = {"code": "1+1", "silent": False, "store_history": True, "user_expressions": {}}
     content.update(allow_stdin=False, stop_on_error=False)
     msg = {"header": header, "parent_header": {}, "metadata": {}, "content": content}
+    sock = ws.protocol.stream.socket
     t0 = time.perf_counter()
     await ws.write_message(json.dumps({**msg, "channel": "shell", "buffers": []}))
     replied = idle = False
     while not (replied and idle):
-        got = json.loads(await ws.read_message())
+        raw = await ws.read_message()
+        if quickack:  # ack each frame at once, as eval's client does (see gateway._quickack)
+            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_QUICKACK, 1)
+        got = json.loads(raw)
         if got["parent_header"].get("msg_id") != msg_id:
             continue
         kind = got["header"]["msg_type"]
@@ -154,23 +173,27 @@ async def main() -> None:
                     await one_plus_one(run)
                     first = time.perf_counter() - t0
                     print(f"first cell on the {name} (kernel start + helpers): {first:.2f}s")
-                ws = await raw_socket(remote, url)
+                ws, raw_kernel = await raw_socket(url)
                 for _ in range(20):  # warm every path
                     await one_plus_one(remote)
                     await raw_round_trip(ws)
                     await one_plus_one(local)
                 gw_times: list[float] = []
                 raw_times: list[float] = []
+                naive_times: list[float] = []
                 local_times: list[float] = []
                 for _ in range(args.repeats):
                     gw_times.append(await one_plus_one(remote))
                     raw_times.append(await raw_round_trip(ws))
+                    naive_times.append(await raw_round_trip(ws, quickack=False))
                     local_times.append(await one_plus_one(local))
                 ws.close()
+                await delete_kernel(url, raw_kernel)
                 median = statistics.median
                 print(f"[python] 1+1, {args.repeats} interleaved")
                 print(f"  eval, gateway kernel      : {ms(gw_times)}")
-                print(f"  raw websocket, same kernel: {ms(raw_times)}")
+                print(f"  raw websocket, own kernel : {ms(raw_times)}")
+                print(f"  same, delayed ACKs (naive): {ms(naive_times)}")
                 print(f"  eval, local kernel        : {ms(local_times)}")
                 print(
                     f"  ratio gateway eval / raw websocket: "

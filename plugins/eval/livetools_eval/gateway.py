@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import socket
 import time
 import uuid
 from datetime import UTC, datetime
@@ -147,15 +148,20 @@ class GatewayKernel(Kernel):
             raise self._http_error(exc.code, "GET", "/channels", exc) from None
         except Exception as exc:  # refused, reset, stream closed, timeout
             raise self._unreachable(exc) from None
+        protocol: Any = ws.protocol
+        with contextlib.suppress(Exception):
+            protocol.stream.set_nodelay(True)  # each request is one small frame: send it now
         self._ws, self._lost = ws, None
         self._tasks = [t for t in self._tasks if not t.done()]
         self._tasks.append(asyncio.ensure_future(self._pump(ws)))
 
     async def _pump(self, ws: Any) -> None:
         why = "connection closed"
+        quickack = _quickack(ws)
         try:
             while True:
                 raw = await ws.read_message()
+                quickack()
                 if raw is None:
                     why = ws.close_reason or (
                         f"close code {ws.close_code}" if ws.close_code else "connection closed"
@@ -396,6 +402,22 @@ class GatewayKernel(Kernel):
         if self._http is not None:
             self._http.close()
             self._http = None
+
+
+def _quickack(ws: Any) -> Any:
+    """Acknowledge every frame at once (Linux TCP_QUICKACK, which the kernel clears after each
+    ACK). The gateway's socket has Nagle on: its second message of a cell waits for our ACK of
+    the first, which Linux delays ~40 ms; measured 1+1 ~52 ms → ~11 ms through a gateway."""
+    option = getattr(socket, "TCP_QUICKACK", None)
+    sock = getattr(getattr(getattr(ws, "protocol", None), "stream", None), "socket", None)
+    if option is None or sock is None:
+        return lambda: None
+
+    def ack() -> None:
+        with contextlib.suppress(OSError):
+            sock.setsockopt(socket.IPPROTO_TCP, option, 1)
+
+    return ack
 
 
 def decode(raw: str | bytes) -> dict[str, Any] | None:
