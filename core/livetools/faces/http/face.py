@@ -47,6 +47,7 @@ class HttpFace(McpFace):
 
         super().__init__(run, surface)
         self.calls = 0
+        self._listed: tuple[tuple[tuple[str, int], ...], types.ListToolsResult] | None = None
         self._sessions: weakref.WeakSet[ServerSession] = weakref.WeakSet()
         options = self.init_options()
         # The manager calls `create_initialization_options()` without arguments for each
@@ -72,6 +73,16 @@ class HttpFace(McpFace):
             self._sessions.add(ctx.session)
         return await super()._observe(ctx, call_next)
 
+    async def _list_tools(
+        self, ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
+    ) -> types.ListToolsResult:
+        """Cached per tool set: the SDK's 2026 path lists the tools on every tools/call (to
+        check `x-mcp-header` parameters), and building the schemas costs ~40 ms."""
+        key = tuple((tool.name, id(tool)) for tool in self.run.tools(self.surface))
+        if self._listed is None or self._listed[0] != key:
+            self._listed = (key, await super()._list_tools(ctx, params))
+        return self._listed[1]
+
     async def _call_tool(
         self, ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams
     ) -> types.CallToolResult | types.InputRequiredResult:
@@ -81,6 +92,7 @@ class HttpFace(McpFace):
     async def _announce(self) -> None:
         from mcp.server.subscriptions import ToolsListChanged
 
+        self._listed = None
         for session in list(self._sessions):
             try:
                 with anyio.fail_after(ANNOUNCE_WAIT):
