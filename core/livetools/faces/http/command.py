@@ -14,6 +14,7 @@ import logging
 import os
 import socket
 import sys
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
@@ -158,7 +159,7 @@ async def _serve(args: argparse.Namespace, root: Path | None, options: dict[str,
         admin_token=token if runs_under is not None else None,
         verifier=verifier,
     )
-    open_single = None
+    opener: Callable[[], Awaitable[None]] | None = None
     if runs_under is None:
         assert root is not None
         try:
@@ -177,7 +178,9 @@ async def _serve(args: argparse.Namespace, root: Path | None, options: dict[str,
                 mint_token=False,
             )
 
-    app = App(runs, gate, metrics, open_single)
+        opener = open_single
+
+    app = App(runs, gate, metrics, opener)
     family = socket.AF_INET6 if ":" in bind_host else socket.AF_INET
     sock = socket.socket(family, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
