@@ -6,6 +6,7 @@ usable."""
 from __future__ import annotations
 
 import json
+import os
 import time
 from pathlib import Path
 from typing import Any
@@ -93,3 +94,76 @@ async def test_dropped_stream_interrupts_eval(era: str, tmp_path: Path) -> None:
         assert "42" in text_of(out)
         print(f"{era}: next cell answered {waited:.2f} s after the drop")
         assert waited < WAIT  # the 600 s cell did not hold the kernel
+
+
+def cpu_seconds(pid: int) -> float:
+    """CPU time of `pid` and every process under it (threads and reaped children included)."""
+    ticks = os.sysconf("SC_CLK_TCK")
+    children: dict[int, list[int]] = {}
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                ppid = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
+            except (OSError, IndexError, ValueError):
+                continue
+            children.setdefault(ppid, []).append(int(entry.name))
+    total, todo = 0.0, [pid]
+    while todo:
+        current = todo.pop()
+        todo += children.get(current, [])
+        try:
+            fields = Path(f"/proc/{current}/stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        # utime + stime, and cutime + cstime: the CPU of children that ended and were reaped
+        # (search workers that were stopped) stays counted.
+        total += sum(int(f) for f in fields[11:15]) / ticks
+    return total
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("era", ["handshake", "modern"])
+async def test_dropped_stream_stops_an_ast_grep_search(era: str, tmp_path: Path) -> None:
+    """A search that would take many seconds of CPU: after the drop the server goes quiet."""
+    body = "".join(f"def f{i}(a, b):\n    return a + b * {i} - (a + {i})\n" for i in range(1500))
+    for k in range(300):
+        (tmp_path / f"m{k}.py").write_text(body)
+    with serve_http("--root", str(tmp_path)) as server:
+        url = f"{server.url}/mcp"
+        with httpx2.Client(timeout=WAIT) as http:
+            if era == "handshake":
+                headers = handshake(http, url)
+            else:
+                headers = {
+                    **MCP_HEADERS,
+                    "MCP-Protocol-Version": MODERN,
+                    "Mcp-Method": "tools/call",
+                    "Mcp-Name": "ast_grep",
+                }
+            search = {"pattern": "$A + $B", "max_results": 0}
+            body_json = json.dumps(call_body(era, "ast_grep", search, 9))
+            with http.stream("POST", url, content=body_json, headers=headers) as r:
+                assert r.status_code == 200
+                busy_from = cpu_seconds(server.proc.pid)
+                deadline = time.monotonic() + WAIT
+                while cpu_seconds(server.proc.pid) - busy_from < 1.0:  # it is searching
+                    assert time.monotonic() < deadline, "the search never ran"
+                    await anyio.sleep(0.1)
+        # Dropped. The CPU use falls to (nearly) nothing long before the whole search (about
+        # 14 s of CPU here) could have finished.
+        dropped_at = cpu_seconds(server.proc.pid)
+        deadline = time.monotonic() + WAIT
+        while True:
+            before = cpu_seconds(server.proc.pid)
+            await anyio.sleep(1.0)
+            used = cpu_seconds(server.proc.pid) - before
+            if used < 0.3:
+                break
+            assert time.monotonic() < deadline, f"still searching: {used:.2f} s CPU per second"
+        after_drop = cpu_seconds(server.proc.pid) - dropped_at
+        print(f"{era}: {after_drop:.2f} s of CPU after the drop")
+        assert after_drop < 5.0, f"the search went on after the drop: {after_drop:.1f} s of CPU"
+        async with connect(era, url) as conn:
+            out = await conn.call("ast_grep", {"pattern": "def f1($$$A): $$$B", "path": "m0.py"})
+        assert not out.is_error, text_of(out)
+        assert "m0.py" in text_of(out)
