@@ -45,13 +45,16 @@ async def test_click_signature_change_breaks_callers_in_open_files(tmp_path: Pat
         assert len(formatting) == 8 and len(termui) == 2, r.text
         assert all("reportCallIssue" in line and '"width"' in line for line in formatting + termui)
         assert {line.split(":")[1] for line in termui} == {"245", "259"}, r.text
-        assert not in_file(lines, "src/click/_compat.py"), r.text
-        assert "also checked 2 other open files: " in lines[0], lines[0]
+        # An import cycle through _compat.py comes and goes with which files the server has
+        # checked (see test_python_env.py); anything else there would be blamed wrongly.
+        own = in_file(lines, "src/click/_compat.py")
+        assert all("reportImportCycles" in line for line in own), r.text
+        assert "also checked 2 other files: " in lines[0], lines[0]
         assert all(rel in lines[0] for rel in callers), lines[0]
 
         # Fixed: nothing new anywhere; broken again: reported again (the ledger followed).
         r = await run.call("edit", {"path": "src/click/_compat.py", "old": new, "new": old})
-        assert r.text == "edited src/click/_compat.py", r.text
+        assert not [n for n in news(r.text)[1:] if "reportImportCycles" not in n], r.text
         r = await run.call("edit", {"path": "src/click/_compat.py", "old": old, "new": new})
         assert len(in_file(news(r.text), callers[1])) == 2, r.text
 
@@ -90,4 +93,22 @@ async def test_rxjs_signature_change_breaks_callers_in_open_files(tmp_path: Path
             broken = in_file(lines, rel)
             assert broken and all("error [2554]" in line for line in broken), r.text
         assert not in_file(lines, target), r.text
-        assert "also checked 2 other open files: " in lines[0], r.text
+        assert "also checked 2 other files: " in lines[0], r.text
+
+
+async def test_gopls_file_not_open_but_republished(project) -> None:
+    """gopls re-publishes the whole package after a change: main.go, never opened by the
+    run and with no publish before (nothing to report then), is reported."""
+    require_binary("gopls", "apt-get install gopls")
+    root = project("go")
+    async with lsp_run(root, ["gopls"]) as run:
+        r = await run.call("lsp", {"action": "diagnostics", "file": "shapes.go"})
+        assert not r.is_error, r.text
+        old = "func TotalArea(shapes []Shape) float64 {"
+        new = "func TotalArea(shapes []Shape, scale float64) float64 {"
+        r = await run.call("edit", {"path": "shapes.go", "old": old, "new": new})
+        lines = news(r.text)
+        broken = in_file(lines, "main.go")
+        assert len(broken) == 2 and all("TotalArea" in line for line in broken), r.text
+        assert "also checked 1 other file: main.go" in lines[0], r.text
+        assert not in_file(lines, "shapes.go"), r.text

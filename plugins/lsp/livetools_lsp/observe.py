@@ -109,7 +109,8 @@ async def _observe(sup: Supervisor, paths: list[Path], notes: list[str]) -> Asyn
 class _Dependents:
     """The other files a write can break: the documents this server holds open (pulled again
     where the server pulls, else its next publishes) and, for push servers, any file it
-    re-published after the write whose earlier publish we hold (gopls re-publishes a package).
+    re-published after the write whose earlier publish we hold, or in a folder it had published
+    for (gopls re-publishes a package).
     Compared with their own state just before the new text was sent, so nothing that was
     already broken is blamed on the write."""
 
@@ -168,11 +169,16 @@ class _Dependents:
                 entry = server.published.get(doc.uri)
                 after[doc.uri] = significant(entry.items) if entry else None
             open_uris = {doc.uri for doc in self.docs} | set(server.documents)
+            # A folder the server had already published for was checked as a whole (a Go
+            # package): a file of it with no earlier publish had nothing to report then.
+            folders = {uri.rsplit("/", 1)[0] for uri in self.published}
             for uri, entry in server.published.items():
                 old = self.published.get(uri)
-                if uri in open_uris or old is None or entry.at < self.sent_at:
+                if uri in open_uris or entry.at < self.sent_at:
                     continue
-                self.before[uri] = significant(old.items)
+                if old is None and uri.rsplit("/", 1)[0] not in folders:
+                    continue
+                self.before[uri] = significant(old.items) if old else []
                 after[uri] = significant(entry.items)
                 self.extra.append(uri)
         found: list[tuple[Path, str, list[Item]]] = []
@@ -325,7 +331,8 @@ def render(
         files = [c for c in checked if not c.startswith("(")]
         extra = " ".join(c for c in checked if c.startswith("("))
         more = len(files) - CHECKED_SHOWN
-        also = f"; also checked {len(files)} other open files: {', '.join(files[:CHECKED_SHOWN])}"
+        noun = "file" if len(files) == 1 else "files"
+        also = f"; also checked {len(files)} other {noun}: {', '.join(files[:CHECKED_SHOWN])}"
         also += (f", … {more} more" if more > 0 else "") + (f" {extra}" if extra else "")
     out = [f"new diagnostics after this write ({count}, {', '.join(servers)}{also}):"]
     shown = 0
