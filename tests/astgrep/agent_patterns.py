@@ -53,6 +53,7 @@ PATTERNS: dict[str, list[str]] = {
         "for (var $X in $Y) { $$$ }", "@override", "$A == $B", "$X.$M($$$A)",
         "void $M($$$P) { $$$B }", "var $X = $Y;", "if ($X != null) $X.dispose()",
         "for (var $X in $Y) { print($X); }", "while ($C) { $$$ }",
+        "if ($C) { $$$A } else { $$$B }",
     ],
 }  # fmt: skip
 
@@ -69,6 +70,10 @@ RULES: dict[tuple[str, str], str] = {
         "    - has: {regex: '^var$'}\n    - has: {regex: '^in$'}\n"
     ),
     ("dart", "while ($C) { $$$ }"): "  kind: while_statement\n  has: {field: body, kind: block}\n",
+    ("dart", "if ($C) { $$$A } else { $$$B }"): (
+        "  kind: if_statement\n  all:\n    - has: {field: consequence, kind: block}\n"
+        "    - has: {field: alternative, kind: block}\n"
+    ),
     ("dart", "for (var $X in $Y) { print($X); }"): (
         "  pattern:\n    context: 'void _() { for (var $X in $Y) { print($X); } }'\n"
         "    selector: for_statement\n"

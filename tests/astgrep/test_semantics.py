@@ -321,13 +321,15 @@ void main(List<String> args) {
         "if ($C) { $$$ }",
         "while ($C) { $$$ }",
         "for (var $X in $Y) { print($X); }",
+        "if ($C) { $$$A } else { $$$B }",
     ],
 )
 def test_dart_ellipsis_block_is_a_block(tmp_path, pattern):
     """Dart reads `{ $$$ }` after `if (…)`/`for (…)`/`while (…)` as a set literal (the CLI's
     grammar too: its pattern is an ERROR and finds nothing); it is compiled as the block. The
     oracle is the CLI rule that says the same (agent_patterns.RULES); `$X` bound to the loop
-    variable equals `$X` as the call's argument."""
+    variable equals `$X` as the call's argument. Before an `else` the set literal would need a
+    `;`, so there `{ $$$A }` is parsed as `{ $$$A; }`, the run of the block's statements."""
     path = tmp_path / "loops.dart"
     path.write_text(DART_LOOPS)
     mine = ours("dart", pattern, [path])
@@ -338,6 +340,7 @@ def test_dart_ellipsis_block_is_a_block(tmp_path, pattern):
         "if ($C) { $$$ }": 2,
         "while ($C) { $$$ }": 1,
         "for (var $X in $Y) { print($X); }": 2,
+        "if ($C) { $$$A } else { $$$B }": 1,
     }
     assert len(texts) == want[pattern], texts
     assert cli_in_code("dart", pattern, DART_LOOPS, tmp_path, ".dart") == []
@@ -398,3 +401,15 @@ def test_cpp_differences_explained(tmp_path):
     assert cli_in_code("cpp", "template <$$$P> $D", CPP_GRAMMARS, tmp_path, ".cpp") == [template]
     found = ours_in_code("cpp", "template <$$$P> requires $R $D", CPP_GRAMMARS, tmp_path, ".cpp")
     assert found == [template]
+
+
+def test_dart_block_runs_in_chains_and_try(tmp_path):
+    """`else if` and `try`/`catch` with `{ $$$ }` bodies compile as statements (as written the
+    first reads as two top-level functions named `if`)."""
+    code = (
+        "void f() {\n  if (a) { b(); } else if (c) { d(); }\n  try { g(); } catch (e) { h(); }\n}\n"
+    )
+    found = ours_in_code("dart", "if ($C) { $$$A } else if ($D) { $$$B }", code, tmp_path, ".dart")
+    assert found == ["if (a) { b(); } else if (c) { d(); }"]
+    found = ours_in_code("dart", "try { $$$ } catch ($E) { $$$ }", code, tmp_path, ".dart")
+    assert found == ["try { g(); } catch (e) { h(); }"]

@@ -179,6 +179,10 @@ _DIRECTIVE = re.compile(r"\s*(import|export|part)\s+\$[A-Z_]")
 
 
 _BODY_OWNERS = frozenset({"for_statement", "if_statement", "while_statement"})
+# `{ $$$A }` alone in braces, and the marker of the variant that writes it `{ $$$A; }`.
+_RUN_BLOCK = re.compile(r"\{\s*(\$\$\$[A-Z_0-9]*)\s*\}")
+_BLOCK_RUN = "{;}"
+_STATEMENT = re.compile(r"\s*(if|for|while|do|try|else|switch)\b")
 
 
 def _sets_as_blocks(nodes: tuple[PNode, ...], block_id: int | None) -> tuple[PNode, ...]:
@@ -254,6 +258,13 @@ class Compiler:
             out.append((text, quoted))
         if _DIRECTIVE.match(fragment):  # Dart `import $X;` reads as a local `import X;` as
             out.append(out.pop(0))  # written: a string where a directive wants one wins
+        if self.grammar.id == "dart" and _RUN_BLOCK.search(pre):
+            # Dart `if ($C) { $$$A } else { $$$B }`: the set literal `{ $$$A }` needs a `;`
+            # before `else`; as `{ $$$A; }` it is a block.
+            # First for a statement (as written, `if (…) {…} else if …` reads as two
+            # top-level functions named `if`, holding ERRORs a metavariable explains).
+            blocks = (_RUN_BLOCK.sub(r"{ \1; }", pre), _BLOCK_RUN)
+            out.insert(0 if _STATEMENT.match(fragment) else len(out), blocks)
         return out
 
     def _try_ladder(
@@ -345,6 +356,12 @@ class Compiler:
             return PNode(node.kind_id, node.type, node.is_named, None, (inner,))
         if meta is not None:
             return PNode(node.kind_id, node.type, node.is_named, None, (), meta)
+        if quoted == _BLOCK_RUN and node.type == "expression_statement":
+            parts = [c for c in node.children if not c.is_extra]
+            run = metavars.parse(parts[0].text.decode("utf-8", "replace"), self.detect)
+            if len(parts) == 2 and parts[1].type == ";" and run and run.kind == metavars.MULTI:
+                # `$$$A;` we wrote for `{ $$$A }`: the run of the block's statements
+                return PNode(parts[0].kind_id, parts[0].type, parts[0].is_named, None, (), run)
         kids = tuple(
             self._build(c, end, quoted)
             for c in node.children
