@@ -15,6 +15,7 @@ import json
 import os
 import re
 import shutil
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -333,7 +334,7 @@ CASES = [
 
 
 def _binary(name: str) -> str:
-    found = shutil.which(name) or shutil.which(name, path=str(Path(os.sys.executable).parent))
+    found = shutil.which(name) or shutil.which(name, path=str(Path(sys.executable).parent))
     if found:
         return found
     message = f"{name} not installed (needed for the {name} differential)"
