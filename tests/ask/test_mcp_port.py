@@ -29,8 +29,8 @@ from mcp_types import (
 
 import livetools_ask
 from livetools import Host, Result
-from livetools.faces import mcp_elicit
-from livetools.faces.mcp_server import McpFace
+from livetools.faces.mcp import elicit as mcp_elicit
+from livetools.faces.mcp.server import McpFace
 from livetools.questions import Option, Question, QuestionPortDetached
 from tests.support import plugin_env
 

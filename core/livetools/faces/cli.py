@@ -22,40 +22,10 @@ from ..ports import Ports
 from ..results import json_line, scrub, scrub_json
 from ..run import Run, is_usage_error
 from ..schemas import FORMATS
-from ..tiers import ENV_WORKER, Surface, inherited_ceiling, parse_surface
 from .lines import LineReader
 from .question_ports import JsonLinesPort, TerminalPort
 from .session import emit_line, session_loop
-
-WORKER_EXCLUDED = frozenset({"ask_user"})
-
-
-class UsageError(Exception):
-    pass
-
-
-def resolve_surface(host: Host, requested: str | None) -> Surface:
-    """A surface name or spec (`read,exec,-lsp_rename`), capped by the inherited ceiling; a
-    worker's surface never offers ask_user."""
-    ceiling = inherited_ceiling()
-    if requested is None:
-        surface = ceiling or host.surfaces["agent"]
-    else:
-        try:
-            surface = parse_surface(requested, host.surfaces)
-        except ValueError as exc:
-            raise UsageError(str(exc)) from None
-    if ceiling is not None and (
-        not surface.tiers <= ceiling.tiers or not ceiling.exclude <= surface.exclude
-    ):
-        surface = surface.capped_by(ceiling)
-    if in_worker() and not surface.exclude >= WORKER_EXCLUDED:
-        surface = Surface(surface.name, surface.tiers, surface.exclude | WORKER_EXCLUDED)
-    return surface
-
-
-def in_worker() -> bool:
-    return bool(os.environ.get(ENV_WORKER))
+from .surface import UsageError, in_worker, resolve_surface
 
 
 def _host(with_harness: bool = False) -> Host:
@@ -297,10 +267,10 @@ def render_status(report: dict[str, Any]) -> str:
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
-    from .mcp_server import main as serve
+    from .mcp.server import main as serve
 
     if args.http:
-        from .http.command import main as serve_http
+        from .mcp.http.command import main as serve_http
 
         root = None if args.runs_under else _root(args)
         return serve_http(args, root, _options(args))
@@ -423,7 +393,7 @@ def parser() -> argparse.ArgumentParser:
         "serve", "an MCP server over stdio, one run per process", f"{SERVE_HELP}\n\n{OPTIONS}"
     )
     common(p)
-    from .http import command as http_command
+    from .mcp.http import command as http_command
 
     http_command.add_arguments(p)
     p.epilog = f"{p.epilog}\n\n{http_command.HELP}"

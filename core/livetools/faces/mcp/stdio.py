@@ -21,8 +21,8 @@ import os
 from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING, Any, BinaryIO
 
-from ..results import json_line, scrub_json
-from .lines import LineReader
+from ...results import json_line, scrub_json
+from ..lines import LineReader
 
 if TYPE_CHECKING:
     from mcp.shared._context_streams import ContextReceiveStream, ContextSendStream

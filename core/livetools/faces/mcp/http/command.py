@@ -117,9 +117,9 @@ def main(args: argparse.Namespace, root: Path | None, options: dict[str, Any]) -
 async def _serve(args: argparse.Namespace, root: Path | None, options: dict[str, Any]) -> int:
     import uvicorn
 
-    from ...host import Host
-    from .. import harness
-    from ..cli import UsageError, resolve_surface
+    from ....host import Host
+    from ... import harness
+    from ...surface import UsageError, resolve_surface
     from .metrics import Metrics
     from .runs import SINGLE_ID, Runs
     from .security import Gate, is_loopback

@@ -16,9 +16,9 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 
-from ...run import Run
-from ...tiers import Surface
-from ..mcp_server import McpFace
+from ....run import Run
+from ....tiers import Surface
+from ..server import McpFace
 
 if TYPE_CHECKING:
     import mcp_types as types

@@ -19,9 +19,9 @@ from typing import Any
 import anyio
 import anyio.abc
 
-from ...host import Host
-from ...run import Run
-from ...tiers import Surface
+from ....host import Host
+from ....run import Run
+from ....tiers import Surface
 from .face import HttpFace
 from .metrics import Metrics
 

@@ -193,7 +193,7 @@ class App:
     # -- the runs API ------------------------------------------------------------------------
 
     async def _create(self, request: Request) -> Response:
-        from ..cli import UsageError, resolve_surface
+        from ...surface import UsageError, resolve_surface
 
         body = await _read_limited(request, ADMIN_BODY_LIMIT)
         if body is None:

@@ -38,8 +38,8 @@ from collections.abc import Callable, Coroutine, Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
-from ..questions import Answer, Approval, Decision, Question, QuestionPortDetached
-from ..results import Result
+from ...questions import Answer, Approval, Decision, Question, QuestionPortDetached
+from ...results import Result
 
 if TYPE_CHECKING:
     import mcp_types as types

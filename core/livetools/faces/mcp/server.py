@@ -8,7 +8,7 @@ When the run's tool set changes, handshake clients get `notifications/tools/list
 connection's standalone channel and 2026 clients get it on their `subscriptions/listen` stream.
 
 A client that declares form elicitation gets ask_user: the face then hands the run an
-elicitation question port (`mcp_elicit`), which asks mid-call in the handshake era and through
+elicitation question port (`elicit`), which asks mid-call in the handshake era and through
 `InputRequiredResult` rounds in the 2026 era.
 
 `mcp` is imported inside functions only: `import livetools` and `livetools tools` must not pay for
@@ -28,12 +28,12 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..host import Host
-from ..results import Result, plain_json, scrub
-from ..run import Run
-from ..schemas import export_one
-from ..tiers import Surface
-from .mcp_elicit import (
+from ...host import Host
+from ...results import Result, plain_json, scrub
+from ...run import Run
+from ...schemas import export_one
+from ...tiers import Surface
+from .elicit import (
     TARGET_SPACE,
     ElicitationPort,
     ParkedCalls,
@@ -303,9 +303,9 @@ def main(root: Path, surface: str | None, options: dict[str, Any]) -> int:
 async def _serve_stdio(root: Path, surface: str | None, options: dict[str, Any]) -> int:
     import anyio
 
-    from . import harness
-    from .cli import UsageError, resolve_surface
-    from .mcp_stdio import stdio_transport
+    from .. import harness
+    from ..surface import UsageError, resolve_surface
+    from .stdio import stdio_transport
 
     # stdout is the protocol pipe: a plugin that prints while loading or opening must not
     # corrupt it. While serving, stdio_server itself points fd 1 at stderr.
