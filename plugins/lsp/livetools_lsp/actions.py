@@ -174,12 +174,14 @@ async def _whole_project(
     loop = asyncio.get_running_loop()
     deadline = loop.time() + bound
     pending = await server.ready(bound)
-    for _ in range(3):
-        sent = time.monotonic()
-        result = await ask()
+    sent = time.monotonic()
+    result = await ask()
+    for _ in range(2):  # loading moved on while it ran: the answer may predate the load
         if not server.readiness.settled_since(sent):
             break
         pending = await server.ready(max(0.0, deadline - loop.time()))
+        sent = time.monotonic()
+        result = await ask()
     if pending is None:
         return result, None
     server.readiness.waited_out = True

@@ -66,14 +66,14 @@ def _said_once(reasons: list[str], specs: Sequence[ServerSpec]) -> list[str]:
     create, instead of the marker list once per server."""
     missing: dict[tuple[str, ...], list[str]] = {}
     for spec in specs:
-        if f"{spec.id}: marker missing: {'/'.join(spec.markers)}" in reasons:
+        if spec.markers and f"{spec.id}: marker missing: {'/'.join(spec.markers)}" in reasons:
             missing.setdefault(spec.markers, []).append(spec.id)
     out = []
     done: set[tuple[str, ...]] = set()
     for reason in reasons:
         spec_id = reason.split(":", 1)[0]
-        group = next((m for m, ids in missing.items() if spec_id in ids), None)
-        if group is None:
+        group: tuple[str, ...] = next((m for m, ids in missing.items() if spec_id in ids), ())
+        if not group:
             out.append(reason)
         elif group not in done:
             done.add(group)
