@@ -77,9 +77,10 @@ def _said_once(reasons: list[str], specs: Sequence[ServerSpec]) -> list[str]:
             out.append(reason)
         elif group not in done:
             done.add(group)
-            others = f" (or {', '.join(group[1:])})" if len(group) > 1 else ""
+            first, *rest = group
+            others = f" (or {', '.join(rest)})" if rest else ""
             out.append(
-                f"no root marker: create {group[0]}{others} in the project's top folder "
+                f"no root marker: create {first}{others} in the project's top folder "
                 f"({', '.join(missing[group])} need one)"
             )
     return out
