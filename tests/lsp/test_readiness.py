@@ -96,6 +96,14 @@ def references(ls, params):
     return [types.Location(params.text_document.uri, types.Range(params.position, params.position))]
 
 
+@server.feature(types.TEXT_DOCUMENT_RENAME)
+def rename(ls, params):
+    start = types.Position(params.position.line, 6)
+    end = types.Position(params.position.line, 11)
+    edit = types.TextEdit(types.Range(start, end), params.new_name)
+    return types.WorkspaceEdit(changes={params.text_document.uri: [edit]})
+
+
 server.start_io()
 """
 
@@ -142,3 +150,19 @@ async def test_answer_while_still_loading_says_so(tmp_path: Path) -> None:
             },
         )
         assert r.is_error and "hover takes neither" in r.text, r.text
+
+
+async def test_rename_while_still_loading_is_refused(tmp_path: Path) -> None:
+    """A rename is written to disk: one that could miss uses in files not loaded yet is
+    refused (nothing changes), not applied with a note."""
+    script = tmp_path / "loading.py"
+    script.write_text(LOADING)
+    (tmp_path / "a.fake").write_text("hello world\n")
+    plugin = Loading(script)
+    args = {"file": "a.fake", "line": 1, "symbol": "world", "new_name": "earth"}
+    async with lsp_run(tmp_path, plugins=[("loading", plugin)], ready_timeout=1.0) as run:
+        r = await run.call("lsp_rename", args)
+    assert r.is_error, r.text
+    assert "loading-forever was still busy (Indexing) after 1s" in r.text
+    assert "nothing was changed" in r.text
+    assert (tmp_path / "a.fake").read_text() == "hello world\n"

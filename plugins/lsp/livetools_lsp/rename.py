@@ -31,7 +31,6 @@ from .server import LanguageServer, uri_path
 from .supervisor import Supervisor
 
 DIFF_LINES = 60
-RENAME_INDEX_WAIT = 20.0
 
 
 class RenameArgs(BaseModel):
@@ -219,7 +218,14 @@ async def lsp_rename(ctx: CallContext, args: RenameArgs) -> Result:
     if not server.supports("renameProvider", "textDocument/rename"):
         raise ToolError(f"{server.spec.id} does not support rename")
     await _blockers(sup, server, path)
-    await server.idle(RENAME_INDEX_WAIT)
+    bound = sup.ready_timeout
+    pending = await server.ready(bound)
+    if pending is not None:  # a rename now could miss uses in files not loaded yet: refuse it
+        raise ToolError(
+            f"{server.spec.id} was {pending} after {bound:g}s (its project is still loading), "
+            "so a rename now could miss uses; nothing was changed. Ask again shortly, or raise "
+            "the run option ready_timeout"
+        )
     params, spot = await _position(server, path, args.line, args.symbol, rel)
     if spot.partial:
         raise ToolError(
