@@ -166,3 +166,16 @@ async def test_rename_while_still_loading_is_refused(tmp_path: Path) -> None:
     assert "loading-forever was still busy (Indexing) after 1s" in r.text
     assert "nothing was changed" in r.text
     assert (tmp_path / "a.fake").read_text() == "hello world\n"
+
+
+async def test_a_load_that_failed_is_not_called_loading(tmp_path: Path) -> None:
+    """gopls keeps an "Error loading workspace" progress open when a module's dependencies are
+    missing: the note says the load failed, not that it is still going."""
+    script = tmp_path / "loading.py"
+    script.write_text(LOADING.replace('title="Indexing"', 'title="Error loading workspace"'))
+    (tmp_path / "a.fake").write_text("hello world\n")
+    args = {"action": "references", "file": "a.fake", "line": 1, "symbol": "world"}
+    async with lsp_run(tmp_path, plugins=[("loading", Loading(script))], ready_timeout=1.0) as run:
+        r = await run.call("lsp", args)
+    assert not r.is_error and r.data["complete"] is False, r.text
+    assert "could not load its project" in r.text and "still loading" not in r.text, r.text

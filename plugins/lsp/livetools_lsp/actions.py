@@ -185,6 +185,11 @@ async def _whole_project(
     if pending is None:
         return result, None
     server.readiness.waited_out = True
+    if "error" in pending.lower():  # gopls's "Error loading workspace" never ends: not loading
+        return result, (
+            f"may be incomplete: {server.spec.id} could not load its project ({pending}: "
+            "missing dependencies?); fix that, then ask again"
+        )
     return result, (
         f"may be incomplete: {server.spec.id} was {pending} after {bound:g}s "
         "(its project is still loading); ask again shortly"
