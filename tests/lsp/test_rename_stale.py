@@ -118,3 +118,53 @@ async def test_click_rename_after_an_outside_edit(tmp_path: Path) -> None:
         assert "def fmt_renamed(" in text
         # Nothing but the name changed: every other line is as before.
         assert text.replace("fmt_renamed", "format_filename") == INSERTED + "\n".join(lines) + "\n"
+
+
+@realworld
+async def test_rxjs_rename_after_an_outside_edit(tmp_path: Path) -> None:
+    """The same repro on rxjs with typescript-language-server: references in EmptyError.ts, 3
+    lines inserted at its top, then a rename of the createErrorClass it imports (9 files)."""
+    require_binary("typescript-language-server", "plugins/lsp/test-deps.sh")
+    root = corpus_copy("rxjs", tmp_path)
+    # The npm package ships src/ with tsconfig.base.json but no tsconfig.json of its own.
+    (root / "src" / "tsconfig.json").write_text(
+        '{"extends": "./tsconfig.base.json", "include": ["./**/*.ts"]}'
+    )
+    util = root / "src" / "internal" / "util"
+    users = sorted(p for p in root.rglob("*.ts") if "createErrorClass" in p.read_text())
+    before = {p: p.read_text() for p in users}
+    decl = util / "createErrorClass.ts"
+    line = next(
+        i
+        for i, t in enumerate(before[decl].splitlines(), 1)
+        if t.startswith("export function createErrorClass")
+    )
+    empty = util / "EmptyError.ts"
+    async with lsp_run(root, ["typescript-language-server"]) as run:
+        r = await run.call(
+            "lsp",
+            {
+                "action": "references",
+                "file": "src/internal/util/EmptyError.ts",
+                "line": 3,
+                "symbol": "EmptyError",
+            },
+        )
+        assert not r.is_error, r.text
+        empty.write_text("// one\n// two\n// three\n" + before[empty])  # outside the tool
+        r = await run.call(
+            "lsp_rename",
+            {
+                "file": "src/internal/util/createErrorClass.ts",
+                "line": line,
+                "symbol": "createErrorClass",
+                "new_name": "makeErrorClass",
+            },
+        )
+        assert not r.is_error, r.text
+    expected = {**before, empty: "// one\n// two\n// three\n" + before[empty]}
+    for path in users:
+        text = path.read_text()
+        assert "makeErrorClass" in text, path
+        # Nothing but the name changed, in every file, the outside-edited one included.
+        assert text.replace("makeErrorClass", "createErrorClass") == expected[path], path
