@@ -2,10 +2,12 @@
 `elicitation/create` in the middle of the call; 2026-07-28: `InputRequiredResult` and the
 client's retry). The approval is a form with one choice (Allow / Deny / Allow this tool for the
 rest of the run); decline and cancel deny; a client that cannot elicit is refused; expiry
-refuses. A refused call writes nothing."""
+refuses. A refused call writes nothing. Every test runs on the stdio face and on `serve --http`."""
 
 from __future__ import annotations
 
+import contextlib
+import functools
 import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -19,6 +21,7 @@ from fastmcp import Client
 from fastmcp.client.elicitation import ElicitResult
 from fastmcp.client.transports import StdioTransport
 
+from tests.core.http_serving import serve_http
 from tests.support import plugin_env
 
 WAIT = 60
@@ -46,14 +49,30 @@ class Human:
 
 
 @asynccontextmanager
-async def serving(root: Path, mode: str, human: Human | None, *extra: str) -> AsyncIterator[Client]:
-    args = ["-m", "livetools.faces.cli", "serve", "--root", str(root), "--approve", "ask", *extra]
-    transport = StdioTransport(sys.executable, args, env=plugin_env(LIVETOOLS_PLUGINS="testkit"))
+async def _serving(
+    face: str, root: Path, mode: str, human: Human | None, *extra: str
+) -> AsyncIterator[Client]:
+    """`serve --approve ask` on stdio or over HTTP (`serve --http`, one run at /mcp)."""
+    argv = ["--root", str(root), "--approve", "ask", *extra]
     kwargs: dict[str, Any] = {} if human is None else {"elicitation_handler": human}
-    client = Client(transport, mode=mode, timeout=WAIT, init_timeout=WAIT, **kwargs)  # type: ignore[arg-type]
-    async with client as c:
-        assert c.protocol_version == ("2026-07-28" if mode == "auto" else "2025-11-25")
-        yield c
+    with contextlib.ExitStack() as stack:
+        if face == "http":
+            served = stack.enter_context(serve_http(*argv, env={"LIVETOOLS_PLUGINS": "testkit"}))
+            transport: Any = f"{served.url}/mcp"
+        else:
+            args = ["-m", "livetools.faces.cli", "serve", *argv]
+            env = plugin_env(LIVETOOLS_PLUGINS="testkit")
+            transport = StdioTransport(sys.executable, args, env=env)
+        client = Client(transport, mode=mode, timeout=WAIT, init_timeout=WAIT, **kwargs)  # type: ignore[arg-type]
+        async with client as c:
+            assert c.protocol_version == ("2026-07-28" if mode == "auto" else "2025-11-25")
+            yield c
+
+
+@pytest.fixture(params=["stdio", "http"])
+def serving(request: pytest.FixtureRequest) -> Any:
+    """Each test on both MCP faces: the approval form is the same over stdio and HTTP."""
+    return functools.partial(_serving, request.param)
 
 
 def text_of(result: Any) -> str:
@@ -70,7 +89,7 @@ async def call(c: Client, name: str, args: dict[str, Any]) -> Any:
 
 
 @pytest.mark.parametrize("mode", ERAS)
-async def test_allow_deny_always_over_elicitation(mode: str, tmp_path: Path) -> None:
+async def test_allow_deny_always_over_elicitation(serving: Any, mode: str, tmp_path: Path) -> None:
     (tmp_path / "old.txt").write_text("one\n")
     human = Human("allow", "deny", "always")
     async with serving(tmp_path, mode, human) as c:
@@ -104,7 +123,9 @@ async def test_allow_deny_always_over_elicitation(mode: str, tmp_path: Path) -> 
 
 @pytest.mark.parametrize("mode", ERAS)
 @pytest.mark.parametrize("action", ["decline", "cancel"])
-async def test_decline_and_cancel_deny(mode: str, action: str, tmp_path: Path) -> None:
+async def test_decline_and_cancel_deny(
+    serving: Any, mode: str, action: str, tmp_path: Path
+) -> None:
     async with serving(tmp_path, mode, Human(ElicitResult(action=action))) as c:  # type: ignore[arg-type]
         out = await call(c, "touch", {"path": "a.txt", "content": "x"})
     assert out.is_error and data_of(out)["reason"] == "declined", text_of(out)
@@ -112,7 +133,9 @@ async def test_decline_and_cancel_deny(mode: str, action: str, tmp_path: Path) -
 
 
 @pytest.mark.parametrize("mode", ERAS)
-async def test_a_client_that_cannot_elicit_is_refused(mode: str, tmp_path: Path) -> None:
+async def test_a_client_that_cannot_elicit_is_refused(
+    serving: Any, mode: str, tmp_path: Path
+) -> None:
     async with serving(tmp_path, mode, None) as c:
         with anyio.fail_after(WAIT):
             names = {t.name for t in await c.list_tools()}
@@ -124,7 +147,7 @@ async def test_a_client_that_cannot_elicit_is_refused(mode: str, tmp_path: Path)
 
 
 @pytest.mark.parametrize("mode", ERAS)
-async def test_expiry_refuses(mode: str, tmp_path: Path) -> None:
+async def test_expiry_refuses(serving: Any, mode: str, tmp_path: Path) -> None:
     """Handshake era: the pending form is cancelled. 2026 era: the server cannot withdraw an
     input request, so the approval expires on the server and a late Allow still refuses."""
     human = Human("never" if mode == "legacy" else "late allow")
@@ -136,7 +159,7 @@ async def test_expiry_refuses(mode: str, tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("mode", ERAS)
-async def test_deny_policy_asks_nobody(mode: str, tmp_path: Path) -> None:
+async def test_deny_policy_asks_nobody(serving: Any, mode: str, tmp_path: Path) -> None:
     human = Human()
     async with serving(tmp_path, mode, human, "--approve", "deny") as c:
         out = await call(c, "touch", {"path": "a.txt", "content": "x"})
@@ -145,7 +168,9 @@ async def test_deny_policy_asks_nobody(mode: str, tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("mode", ERAS)
-async def test_concurrent_calls_each_get_their_own_form(mode: str, tmp_path: Path) -> None:
+async def test_concurrent_calls_each_get_their_own_form(
+    serving: Any, mode: str, tmp_path: Path
+) -> None:
     """Two write calls at once: neither approval waits for the other (in the 2026 era the
     first is parked until the client's retry)."""
     both_asked = anyio.Event()
