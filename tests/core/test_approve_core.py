@@ -12,7 +12,7 @@ from pydantic import BaseModel
 import livetools_testkit
 from livetools import CallContext, Host, Ports, Result, StagedEdit, Tier, Tool, hookimpl
 from livetools.approvals import asks_in_call, confirm, describe_args
-from livetools.faces.cli import render_status, status_report
+from livetools.faces.status import render_status, status_report
 from livetools.questions import Answer, Approval, Decision, Question, QuestionPortDetached
 
 

@@ -74,6 +74,7 @@ def test_session_approval_events_allow_deny_always(tmp_path: Path) -> None:
             {"always": True},
             touch("d.txt", "d"),
             {"tool": "echo", "args": {"text": "read tools are never gated"}, "id": "e"},
+            {"status": True, "id": "s"},
         ],
         "--root",
         str(tmp_path),
@@ -94,6 +95,11 @@ def test_session_approval_events_allow_deny_always(tmp_path: Path) -> None:
     assert "the operator declined touch (approval #2)" in refused["text"]
     assert results["e"]["text"] == "read tools are never gated"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["a.txt", "c.txt", "d.txt"]
+    # The live run's status shows what "always" remembered (never across runs).
+    status = results["s"]
+    assert status["ok"] and status["data"]["approval"]["always"] == ["touch"], status
+    assert status["data"]["approval"]["refused"] == 1
+    assert "allowed for the rest of this run: touch" in status["text"]
 
 
 def test_session_only_an_approval_answer_decides(tmp_path: Path) -> None:

@@ -10,7 +10,11 @@ While ask_user waits, input lines go to its question instead (see question_ports
 only an answer object answers, and a tool line sent meanwhile is refused with a
 `question_error` event, not queued. With `--approve ask` a write/exec call first emits an
 `approval` event, answered the same way by `{"approve": true|false}` or `{"always": true}`
-(anything else: `approval_error`)."""
+(anything else: `approval_error`).
+
+`{"status": true, "id"?: any}` answers with this run's status (what `livetools status` shows,
+for the live run: servers started so far, the approval mode and the tools allowed for the rest
+of the run) instead of calling a tool."""
 
 from __future__ import annotations
 
@@ -18,7 +22,7 @@ import json
 import sys
 from typing import Any
 
-from ..results import json_line, scrub_json
+from ..results import json_line, scrub, scrub_json
 from ..run import Run
 from ..tiers import Surface
 from .lines import LineReader
@@ -35,8 +39,12 @@ def bad_line(text: str) -> dict[str, Any]:
     return {"ok": False, "text": f"bad input line: {text}", "data": None, "images": []}
 
 
-def parse_request(line: str) -> tuple[Any, str, dict[str, Any]]:
-    """(id, tool, args) of a request line; ValueError saying what was wrong."""
+STATUS = object()  # parse_request's tool for a status line
+
+
+def parse_request(line: str) -> tuple[Any, Any, dict[str, Any]]:
+    """(id, tool, args) of a request line, tool STATUS for a status line; ValueError saying
+    what was wrong."""
     try:
         # Lone surrogates (legal JSON, not text) become U+FFFD on the way in, as in `serve`.
         request = json.loads(line)
@@ -49,6 +57,8 @@ def parse_request(line: str) -> tuple[Any, str, dict[str, Any]]:
     if not isinstance(request, dict):
         raise ValueError(f"expected an object like {REQUEST_SHAPE}")
     request_id = request.get("id")
+    if request.get("status") is True and "tool" not in request:
+        return request_id, STATUS, {}
     if not isinstance(request.get("tool"), str):
         raise _WithId(request_id, f'"tool" must be a tool name; expected {REQUEST_SHAPE}')
     call_args = request.get("args", {})
@@ -77,7 +87,17 @@ async def session_loop(run: Run, surface: Surface, reader: LineReader) -> None:
         except ValueError as exc:
             request_id, out = None, bad_line(str(exc))
         else:
-            out = (await run.call(tool, call_args, surface=surface)).to_json()
+            if tool is STATUS:
+                out = await _status(run)
+            else:
+                out = (await run.call(tool, call_args, surface=surface)).to_json()
         if request_id is not None:
             out["id"] = request_id
         emit_line(out)
+
+
+async def _status(run: Run) -> dict[str, Any]:
+    from .status import render_status, status_report
+
+    report = await status_report(run.host, run)
+    return {"ok": True, "text": scrub(render_status(report)), "data": report, "images": []}
