@@ -1,7 +1,8 @@
 """A dropped stream cancels its call over `serve --http`, in both eras: a raw HTTP client starts
 an eval cell that would run for minutes and drops the connection; the kernel is interrupted
 (eval is serialized per run, so the next cell answering at once shows it), and the run stays
-usable."""
+usable. The same for an ast_grep search (the server's CPU goes quiet) and an lsp request (the
+language server gets $/cancelRequest)."""
 
 from __future__ import annotations
 
@@ -16,6 +17,8 @@ import httpx2
 import pytest
 
 from tests.core.http_serving import WAIT, connect, serve_http, text_of
+from tests.corpus import corpus_copy, realworld
+from tests.support import require_binary
 
 MCP_HEADERS = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
 LONG_CELL = "open('started', 'w').close()\nimport time\ntime.sleep(600)"
@@ -167,3 +170,68 @@ async def test_dropped_stream_stops_an_ast_grep_search(era: str, tmp_path: Path)
             out = await conn.call("ast_grep", {"pattern": "def f1($$$A): $$$B", "path": "m0.py"})
         assert not out.is_error, text_of(out)
         assert "m0.py" in text_of(out)
+
+
+RXJS_TSCONFIG = {
+    "compilerOptions": {"target": "es2017", "lib": ["es2018", "dom"], "noEmit": True},
+    "include": ["./**/*.ts"],
+}
+REFERENCES = {
+    "action": "references",
+    "file": "src/internal/Observable.ts",
+    "line": 15,
+    "symbol": "Observable",
+}
+
+
+def traced(trace: Path, what: str) -> bool:
+    try:
+        return any(what in line for line in trace.read_text().splitlines())
+    except FileNotFoundError:
+        return False
+
+
+@realworld
+@pytest.mark.anyio
+@pytest.mark.parametrize("era", ["handshake", "modern"])
+async def test_dropped_stream_cancels_an_lsp_request(era: str, tmp_path: Path) -> None:
+    """references to rxjs's Observable, the stream dropped while tsserver loads the project
+    (seconds): the dropped call stops, so the only references request the server sees is the next
+    call's, which answers; had the request gone out before the drop, the server gets
+    $/cancelRequest for it."""
+    require_binary("typescript-language-server", "npm install -g typescript-language-server")
+    root = corpus_copy("rxjs", tmp_path / "copy")
+    (root / "src" / "tsconfig.json").write_text(json.dumps(RXJS_TSCONFIG))
+    trace = tmp_path / "lsp-trace"
+    prefer = json.dumps({"prefer": ["typescript-language-server"]})
+    args = ("--root", str(root), "--option", f"lsp={prefer}")
+    with serve_http(*args, env={"LIVETOOLS_LSP_TRACE": str(trace)}) as server:
+        url = f"{server.url}/mcp"
+        if era == "handshake":
+            with httpx2.Client(timeout=WAIT) as http:
+                headers = handshake(http, url)
+        else:
+            headers = {
+                **MCP_HEADERS,
+                "MCP-Protocol-Version": MODERN,
+                "Mcp-Method": "tools/call",
+                "Mcp-Name": "lsp",
+            }
+        body = json.dumps(call_body(era, "lsp", REFERENCES, 11))
+        # The 2026 era answers headers only with the first event or after 15 s, so the client
+        # gives up on the whole request (the connection closes) rather than on a stream.
+        async with httpx2.AsyncClient(timeout=WAIT) as http, anyio.create_task_group() as tg:
+            tg.start_soon(lambda: http.post(url, content=body, headers=headers))
+            deadline = time.monotonic() + 2 * WAIT
+            while not traced(trace, "-> initialized"):  # the server is up, loading the project
+                assert time.monotonic() < deadline, f"no language server\n{server.log}"
+                await anyio.sleep(0.02)
+            tg.cancel_scope.cancel()
+        async with connect(era, url) as conn:
+            out = await conn.call("lsp", REFERENCES)
+        assert not out.is_error, text_of(out)
+        sent = trace.read_text().count("-> textDocument/references")
+        cancelled = traced(trace, "-> $/cancelRequest")
+        print(f"{era}: references requests sent {sent}, $/cancelRequest {cancelled}")
+        assert sent == 1 or cancelled, f"the dropped call went on:\n{trace.read_text()}"
+        assert 'references to "Observable"' in text_of(out)

@@ -100,10 +100,22 @@ class Endpoint:
                     await self.notify("$/cancelRequest", {"id": msg_id})
                 raise RpcTimeout(method, bound) from None
             return future.result()
+        except asyncio.CancelledError:
+            # The caller gave up (a dropped HTTP stream, a cancelled call): tell the server, so
+            # it stops computing an answer nobody reads. Sent from a task: this one is cancelled.
+            if not future.done() and self.lost is None:
+                task = asyncio.get_running_loop().create_task(self._cancel_quietly(msg_id))
+                self._tasks.add(task)
+                task.add_done_callback(self._tasks.discard)
+            raise
         finally:
             self._pending.pop(msg_id, None)
             if not future.done():
                 future.cancel()
+
+    async def _cancel_quietly(self, msg_id: int) -> None:
+        with contextlib.suppress(ConnectionLost):
+            await self.notify("$/cancelRequest", {"id": msg_id})
 
     async def notify(self, method: str, params: Any) -> None:
         if self.lost is not None:
