@@ -30,15 +30,20 @@ def plugin_env(**extra: str) -> dict[str, str]:
     return env
 
 
+def missing(message: str) -> None:
+    """Skip saying what to install, or fail when LIVETOOLS_REQUIRE_SERVERS=1 (CI)."""
+    if os.environ.get(REQUIRE_ENV) == "1":
+        pytest.fail(f"{message} ({REQUIRE_ENV}=1 turns this skip into a failure)")
+    pytest.skip(message)
+
+
 def require_binary(name: str, install: str) -> str:
     """The path of `name`, or skip saying how to install it (fail instead in CI)."""
     path = shutil.which(name)
     if path:
         return path
-    message = f"{name} not installed: {install}"
-    if os.environ.get(REQUIRE_ENV) == "1":
-        pytest.fail(f"{message} ({REQUIRE_ENV}=1 turns this skip into a failure)")
-    pytest.skip(message)
+    missing(f"{name} not installed: {install}")
+    raise AssertionError("unreachable")
 
 
 def alive(pid: int) -> bool:

@@ -22,3 +22,11 @@ command -v bash-language-server >/dev/null 2>&1 || npm_missing+=(bash-language-s
 if ((${#npm_missing[@]})); then
     npm install -g --no-fund --no-audit "${npm_missing[@]}"
 fi
+
+# TypeScript 7 (the native port, tsc --lsp) beside the global 6, in the user cache: the tsgo test
+# checks that it is usable with 7 and not with 6.
+ts7="${XDG_CACHE_HOME:-$HOME/.cache}/livetools/ts7"
+if [ ! -x "$ts7/node_modules/.bin/tsc" ]; then
+    mkdir -p "$ts7"
+    npm install --prefix "$ts7" --no-fund --no-audit --no-save typescript@7.0.2
+fi

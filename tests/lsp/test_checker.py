@@ -14,7 +14,7 @@ import pytest
 
 from livetools_lsp.checker import _read_clangd
 from tests.lsp.conftest import lsp_run
-from tests.support import require_binary
+from tests.support import missing, require_binary
 
 _TSC = "npm install -g typescript@6"
 
@@ -128,10 +128,13 @@ async def test_tsgo_not_usable_without_tsc_lsp(project) -> None:
 
 
 async def test_tsgo_usable_with_typescript_7() -> None:
-    """Set LIVETOOLS_TS7_BIN to a folder holding TypeScript 7's tsc to check the other side."""
-    folder = os.environ.get("LIVETOOLS_TS7_BIN")
-    if not folder:
-        pytest.skip("LIVETOOLS_TS7_BIN not set (a folder with TypeScript 7's tsc)")
+    """TypeScript 7's tsc has --lsp: tsgo is usable with it. plugins/lsp/test-deps.sh puts it in
+    the user cache (LIVETOOLS_TS7_BIN names another folder holding its tsc)."""
+    cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+    default = cache / "livetools" / "ts7" / "node_modules" / ".bin"
+    folder = os.environ.get("LIVETOOLS_TS7_BIN") or str(default)
+    if not (Path(folder) / "tsc").exists():
+        missing(f"TypeScript 7's tsc not in {folder}: run plugins/lsp/test-deps.sh")
     from livetools.detection import health_probe
     from livetools_lsp.builtin import BUILTIN
 
