@@ -13,16 +13,14 @@ from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
-import anyio
 import httpx2
-import mcp_types as types
 from mcp import Client, ClientSession
 from mcp.client.streamable_http import streamable_http_client
-from mcp.client.subscriptions import Subscription, ToolsListChanged
 
+from tests.core.mcp_conn import WAIT, Conn
+from tests.core.mcp_conn import text_of as text_of  # re-exported for the HTTP tests
 from tests.support import plugin_env
 
-WAIT = 60  # seconds; every wait on the server is bounded by this (generous: a loaded machine)
 LISTENING = re.compile(r"listening on (http://\S+)")
 
 
@@ -83,45 +81,6 @@ def http_client(token: str | None = None, **headers: str) -> httpx2.AsyncClient:
     return httpx2.AsyncClient(headers=headers, timeout=httpx2.Timeout(WAIT, read=300))
 
 
-class Conn:
-    """One connected client, same calls in both eras."""
-
-    def __init__(self, era: str) -> None:
-        self.era = era
-        self.session: ClientSession | None = None
-        self.client: Client | None = None
-        self.subscription: Subscription | None = None
-        self._changed = anyio.Event()
-
-    async def on_message(self, message: Any) -> None:
-        if isinstance(message, types.ToolListChangedNotification):
-            self._changed.set()
-
-    async def list_tools(self) -> dict[str, types.Tool]:
-        with anyio.fail_after(WAIT):
-            if self.client is not None:
-                result = await self.client.list_tools(cache_mode="bypass")
-            else:
-                assert self.session is not None
-                result = await self.session.list_tools()
-        return {tool.name: tool for tool in result.tools}
-
-    async def call(self, name: str, args: dict[str, Any] | None = None) -> types.CallToolResult:
-        with anyio.fail_after(WAIT):
-            target = self.client or self.session
-            assert target is not None
-            return await target.call_tool(name, args or {})
-
-    async def tools_changed(self) -> None:
-        with anyio.fail_after(WAIT):
-            if self.subscription is not None:
-                async for event in self.subscription:
-                    if isinstance(event, ToolsListChanged):
-                        return
-            else:
-                await self._changed.wait()
-
-
 @asynccontextmanager
 async def connect(
     era: str, url: str, token: str | None = None, elicitation: Any = None
@@ -154,7 +113,3 @@ async def connect(
                 client.listen(tools_list_changed=True)
             )
         yield conn
-
-
-def text_of(result: types.CallToolResult) -> str:
-    return "".join(c.text for c in result.content if isinstance(c, types.TextContent))

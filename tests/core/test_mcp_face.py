@@ -18,12 +18,11 @@ import anyio
 import mcp_types as types
 import pytest
 from mcp import Client, ClientSession, StdioServerParameters, stdio_client
-from mcp.client.subscriptions import Subscription, ToolsListChanged
 
+from tests.core.mcp_conn import WAIT, Conn, text_of
 from tests.support import plugin_env
 
 ERAS = ["handshake", "modern"]
-WAIT = 60  # seconds; every wait on the server is bounded by this (generous: a loaded machine)
 
 
 def serve_command(root: Path, surface: str) -> list[str]:
@@ -37,46 +36,6 @@ def serve_command(root: Path, surface: str) -> list[str]:
         "--surface",
         surface,
     ]
-
-
-class Conn:
-    """One connected client, same calls in both eras; `tools_changed()` waits for the era's
-    tools/list_changed delivery."""
-
-    def __init__(self, era: str) -> None:
-        self.era = era
-        self.session: ClientSession | None = None
-        self.client: Client | None = None
-        self.subscription: Subscription | None = None
-        self._changed = anyio.Event()
-
-    async def on_message(self, message: Any) -> None:
-        if isinstance(message, types.ToolListChangedNotification):
-            self._changed.set()
-
-    async def list_tools(self) -> dict[str, types.Tool]:
-        with anyio.fail_after(WAIT):
-            if self.client is not None:
-                result = await self.client.list_tools(cache_mode="bypass")
-            else:
-                assert self.session is not None
-                result = await self.session.list_tools()
-        return {tool.name: tool for tool in result.tools}
-
-    async def call(self, name: str, args: dict[str, Any] | None = None) -> types.CallToolResult:
-        with anyio.fail_after(WAIT):
-            target = self.client or self.session
-            assert target is not None
-            return await target.call_tool(name, args or {})
-
-    async def tools_changed(self) -> None:
-        with anyio.fail_after(WAIT):
-            if self.subscription is not None:
-                async for event in self.subscription:
-                    if isinstance(event, ToolsListChanged):
-                        return
-            else:
-                await self._changed.wait()
 
 
 @asynccontextmanager
@@ -110,10 +69,6 @@ async def connect(era: str, root: Path, surface: str = "agent") -> AsyncIterator
                 client.listen(tools_list_changed=True)
             )
         yield conn
-
-
-def text_of(result: types.CallToolResult) -> str:
-    return "".join(c.text for c in result.content if isinstance(c, types.TextContent))
 
 
 def data_of(result: types.CallToolResult) -> Any:
