@@ -8,10 +8,12 @@ import asyncio
 import json
 import sys
 from collections.abc import Callable
-from typing import Any, TextIO
+from typing import Any, TextIO, TypeVar
 
 from ..questions import Answer, Approval, Decision, Question, QuestionPortDetached
 from .lines import LineReader
+
+T = TypeVar("T")
 
 
 class TerminalPort:
@@ -89,28 +91,9 @@ class JsonLinesPort:
 
     async def __call__(self, question: Question) -> Answer:
         self.emit(question_event(question))
-        try:
-            while True:
-                line = await self.reader.readline()
-                if line is None:
-                    raise QuestionPortDetached("input ended")
-                if not line.strip():
-                    continue
-                try:
-                    return parse_answer_line(question, line)
-                except ValueError as exc:
-                    event: dict[str, Any] = {
-                        "event": "question_error",
-                        "number": question.number,
-                        "text": str(exc),
-                    }
-                    rid = _line_id(line)
-                    if rid is not None:
-                        event["id"] = rid
-                    self.emit(event)
-        except asyncio.CancelledError:
-            self.emit({"event": "question_expired", "number": question.number})
-            raise
+        return await self._until_answered(
+            "question", question.number, lambda line: parse_answer_line(question, line)
+        )
 
     async def approve(self, approval: Approval) -> Decision:
         """Emits an `approval` event (not a question: it has its own answers) and reads
@@ -118,6 +101,13 @@ class JsonLinesPort:
         and the approval stays open; a tool line is refused, not run. Expiry emits
         `approval_expired`."""
         self.emit(approval_event(approval))
+        return await self._until_answered(
+            "approval", approval.number, lambda line: parse_approval_line(approval, line)
+        )
+
+    async def _until_answered(self, kind: str, number: int, parse: Callable[[str], T]) -> T:
+        """Read lines until `parse` accepts one; each refused line gets a `<kind>_error` event
+        (with the line's `id`), and a cancelled wait (expiry) a `<kind>_expired` event."""
         try:
             while True:
                 line = await self.reader.readline()
@@ -126,11 +116,11 @@ class JsonLinesPort:
                 if not line.strip():
                     continue
                 try:
-                    return parse_approval_line(approval, line)
+                    return parse(line)
                 except ValueError as exc:
                     event: dict[str, Any] = {
-                        "event": "approval_error",
-                        "number": approval.number,
+                        "event": f"{kind}_error",
+                        "number": number,
                         "text": str(exc),
                     }
                     rid = _line_id(line)
@@ -138,7 +128,7 @@ class JsonLinesPort:
                         event["id"] = rid
                     self.emit(event)
         except asyncio.CancelledError:
-            self.emit({"event": "approval_expired", "number": approval.number})
+            self.emit({"event": f"{kind}_expired", "number": number})
             raise
 
 
