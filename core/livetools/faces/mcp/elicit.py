@@ -36,7 +36,7 @@ import secrets
 import time
 from collections.abc import Callable, Coroutine, Iterator
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from ...questions import Answer, Approval, Decision, Question, QuestionPortDetached
 from ...results import Result
@@ -50,6 +50,7 @@ log = logging.getLogger("livetools.serve")
 TARGET_SPACE = "mcp"
 CHOICE, CHOICES, TEXT = "choice", "choices", "text"  # the form's field names
 DECISION = "decision"  # the approval form's one field
+T = TypeVar("T")
 MAX_ASKS = 3  # a form answer that does not fit the question is asked again, this often in all
 PARKED_LIMIT = 32  # 2026 era: calls waiting for the client's retry at once (and results kept)
 KEEP_FINISHED = 300.0  # seconds a parked call's result waits for a late retry (e.g. after expiry)
@@ -192,41 +193,45 @@ class ElicitationPort:
     concurrent = True
 
     async def __call__(self, question: Question) -> Answer:
-        asker = _ASKER.get()
-        if asker is None:
-            raise QuestionPortDetached("this call did not come from the MCP client")
-        schema = form_schema(question)
-        message = form_message(question)
-        problem = ""
-        for _ in range(MAX_ASKS):
-            shown = f"That answer did not fit: {problem}.\n\n{message}" if problem else message
-            result = await asker.elicit(shown, schema)
-            if result.action != "accept":  # decline, cancel
-                return Answer(skipped=True)
-            try:
-                return read_form(question, result.content)
-            except ValueError as exc:
-                problem = str(exc)
-        raise QuestionPortDetached(f"the client's form answers did not fit the question: {problem}")
+        return await _ask_form(
+            "question",
+            form_message(question),
+            form_schema(question),
+            lambda content: read_form(question, content),
+            Answer(skipped=True),
+        )
 
     async def approve(self, approval: Approval) -> Decision:
         """The approval form. accept → the picked decision; decline and cancel deny."""
-        asker = _ASKER.get()
-        if asker is None:
-            raise QuestionPortDetached("this call did not come from the MCP client")
-        schema = approval_schema(approval)
-        message = approval_message(approval)
-        problem = ""
-        for _ in range(MAX_ASKS):
-            shown = f"That answer did not fit: {problem}.\n\n{message}" if problem else message
-            result = await asker.elicit(shown, schema)
-            if result.action != "accept":
-                return Decision.DENY
-            try:
-                return read_approval_form(result.content)
-            except ValueError as exc:
-                problem = str(exc)
-        raise QuestionPortDetached(f"the client's form answers did not fit the approval: {problem}")
+        return await _ask_form(
+            "approval",
+            approval_message(approval),
+            approval_schema(approval),
+            read_approval_form,
+            Decision.DENY,
+        )
+
+
+async def _ask_form(
+    what: str, message: str, schema: dict[str, Any], read: Callable[[Any], T], refused: T
+) -> T:
+    """Elicit through the asker of the current call until `read` accepts the content (a form
+    that did not fit is asked again, saying why, MAX_ASKS times); decline and cancel give
+    `refused`."""
+    asker = _ASKER.get()
+    if asker is None:
+        raise QuestionPortDetached("this call did not come from the MCP client")
+    problem = ""
+    for _ in range(MAX_ASKS):
+        shown = f"That answer did not fit: {problem}.\n\n{message}" if problem else message
+        result = await asker.elicit(shown, schema)
+        if result.action != "accept":  # decline, cancel
+            return refused
+        try:
+            return read(result.content)
+        except ValueError as exc:
+            problem = str(exc)
+    raise QuestionPortDetached(f"the client's form answers did not fit the {what}: {problem}")
 
 
 # -- 2025-11-25: elicitation/create in the middle of the call -------------------------------
