@@ -92,6 +92,7 @@ class McpFace:
             on_list_tools=self._list_tools,
             on_call_tool=self._call_tool,
             on_subscriptions_listen=ListenHandler(self.bus),
+            get_tool_input_schema=self._input_schema,
         )
         self.server.middleware.append(self._observe)
         run.on_tools_changed(self._tools_changed)
@@ -185,6 +186,15 @@ class McpFace:
         return types.ListToolsResult(
             tools=[types.Tool.model_validate(export_one(t, "mcp")) for t in tools]
         )
+
+    def _input_schema(self, name: str) -> dict[str, Any] | None:
+        """The schema a 2026-era tools/call's `Mcp-Param-*` headers are checked against, from the
+        run's tools: without it the SDK lists every tool through the whole dispatch path on each
+        call (a seventh of the server's CPU under load in bench/http_load.py)."""
+        for tool in self.run.tools(self.surface):
+            if tool.name == name:
+                return tool.parameters()
+        return None
 
     async def _call_tool(
         self, ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams

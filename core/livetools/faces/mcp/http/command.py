@@ -182,7 +182,10 @@ async def _serve(args: argparse.Namespace, root: Path | None, options: dict[str,
 
     app = App(runs, gate, metrics, opener)
     family = socket.AF_INET6 if ":" in bind_host else socket.AF_INET
-    sock = socket.socket(family, socket.SOCK_STREAM)
+    # IPPROTO_TCP, not 0: asyncio sets TCP_NODELAY only on sockets whose proto says TCP, and
+    # without it every response after a connection's first waits ~40 ms on the delayed ACK of
+    # its headers (Nagle), which was the floor of every call over a kept-alive connection.
+    sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     try:
         sock.bind((bind_host, port))
