@@ -123,7 +123,23 @@ async def run_client(
     tools: list[str],
     rounds: int,
     stats: Stats,
-    started: asyncio.Event | None = None,
+    warmed: asyncio.Barrier | None = None,
+) -> None:
+    try:
+        await _client_rounds(base, admin, tools, rounds, stats, warmed)
+    except BaseException:
+        if warmed is not None:
+            await warmed.abort()  # the others stop waiting for this run and fail too
+        raise
+
+
+async def _client_rounds(
+    base: str,
+    admin: httpx2.AsyncClient,
+    tools: list[str],
+    rounds: int,
+    stats: Stats,
+    warmed: asyncio.Barrier | None,
 ) -> None:
     made = await admin.post("/runs", json={"root": "proj"})
     made.raise_for_status()
@@ -141,8 +157,10 @@ async def run_client(
         for tool in tools:
             name, args = CALLS[tool]
             await client.call_tool(name, args)
-        if started is not None:
-            started.set()
+        if warmed is not None:
+            # Measure the rounds only once every run is warm: a kernel or language server
+            # starting takes seconds of CPU, which would show up as queueing of other calls.
+            await warmed.wait()
         for _ in range(rounds):
             for tool in tools:
                 name, args = CALLS[tool]
@@ -212,9 +230,10 @@ async def main() -> None:
             if i < opts.lsp:
                 tools.append("lsp")
             plans.append(tools)
+        warmed = asyncio.Barrier(len(plans))
         t0 = time.perf_counter()
         results = await asyncio.gather(
-            *(run_client(base, admin, tools, opts.rounds, loaded) for tools in plans),
+            *(run_client(base, admin, tools, opts.rounds, loaded, warmed) for tools in plans),
             return_exceptions=True,
         )
         wall = time.perf_counter() - t0
