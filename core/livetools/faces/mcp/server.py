@@ -33,6 +33,7 @@ from ...results import Result, plain_json, scrub
 from ...run import Run
 from ...schemas import export_one
 from ...tiers import Surface
+from ...tools import Tool
 from .elicit import (
     TARGET_SPACE,
     ElicitationPort,
@@ -85,6 +86,7 @@ class McpFace:
         self._handshake_session: ServerSession | None = None
         self._tasks: anyio.abc.TaskGroup | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
+        self._schemas: dict[str, tuple[Tool, dict[str, Any]]] = {}
         self.server: Server[Any] = Server(
             SERVER_NAME,
             version=_version(),
@@ -190,10 +192,15 @@ class McpFace:
     def _input_schema(self, name: str) -> dict[str, Any] | None:
         """The schema a 2026-era tools/call's `Mcp-Param-*` headers are checked against, from the
         run's tools: without it the SDK lists every tool through the whole dispatch path on each
-        call (a seventh of the server's CPU under load in bench/http_load.py)."""
+        call (a seventh of the server's CPU under load in bench/http_load.py). Kept per tool
+        object: building a pydantic JSON schema is most of the cost, and a changed tool set
+        brings new objects."""
         for tool in self.run.tools(self.surface):
             if tool.name == name:
-                return tool.parameters()
+                cached = self._schemas.get(name)
+                if cached is None or cached[0] is not tool:
+                    cached = self._schemas[name] = (tool, tool.parameters())
+                return cached[1]
         return None
 
     async def _call_tool(
