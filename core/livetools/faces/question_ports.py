@@ -25,33 +25,33 @@ class TerminalPort:
         self.out = out or sys.stderr
 
     async def __call__(self, question: Question) -> Answer:
-        self._say("\n" + question.card())
+        return await self._until_replied(
+            question.card(), question.parse_reply, question.how_to_reply
+        )
+
+    async def approve(self, approval: Approval) -> Decision:
+        """The approval card: y, n or a; anything else (an empty line too) is asked again."""
+        try:
+            return await self._until_replied(
+                approval.card(), approval.parse_reply, approval.how_to_reply
+            )
+        except asyncio.CancelledError:
+            self._say(f"\napproval #{approval.number} expired: {approval.tool} was refused")
+            raise
+
+    async def _until_replied(
+        self, card: str, parse: Callable[[str], T], how_to_reply: Callable[[], str]
+    ) -> T:
+        self._say("\n" + card)
         while True:
             self._say("> ", end="")
             line = await self.reader.readline()
             if line is None:
                 raise QuestionPortDetached("the terminal closed")
             try:
-                return question.parse_reply(line)
+                return parse(line)
             except ValueError as exc:
-                self._say(f"{exc}. {question.how_to_reply()}")
-
-    async def approve(self, approval: Approval) -> Decision:
-        """The approval card: y, n or a; anything else (an empty line too) is asked again."""
-        self._say("\n" + approval.card())
-        try:
-            while True:
-                self._say("> ", end="")
-                line = await self.reader.readline()
-                if line is None:
-                    raise QuestionPortDetached("the terminal closed")
-                try:
-                    return approval.parse_reply(line)
-                except ValueError as exc:
-                    self._say(f"{exc}. {approval.how_to_reply()}")
-        except asyncio.CancelledError:
-            self._say(f"\napproval #{approval.number} expired: {approval.tool} was refused")
-            raise
+                self._say(f"{exc}. {how_to_reply()}")
 
     def _say(self, text: str, end: str = "\n") -> None:
         self.out.write(text + end)
