@@ -11,6 +11,18 @@ from mcp import Client, ClientSession
 from mcp.client.subscriptions import Subscription, ToolsListChanged
 
 WAIT = 60  # seconds; every wait on the server is bounded by this (generous: a loaded machine)
+# A raw 2025-11-25 handshake request, for the tests that speak the wire themselves.
+INITIALIZE = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {
+        "protocolVersion": "2025-11-25",
+        "capabilities": {},
+        "clientInfo": {"name": "raw", "version": "0"},
+    },
+}
+MCP_HEADERS = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
 
 
 class Conn:

@@ -17,10 +17,10 @@ import httpx2
 import pytest
 
 from tests.core.http_serving import WAIT, connect, serve_http, text_of
+from tests.core.mcp_conn import INITIALIZE, MCP_HEADERS
 from tests.corpus import corpus_copy, realworld
 from tests.support import require_binary
 
-MCP_HEADERS = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
 LONG_CELL = "open('started', 'w').close()\nimport time\ntime.sleep(600)"
 MODERN = "2026-07-28"
 
@@ -36,17 +36,7 @@ def call_body(era: str, name: str, arguments: dict[str, Any], request_id: int) -
 
 
 def handshake(http: httpx2.Client, url: str) -> dict[str, str]:
-    init = {
-        "jsonrpc": "2.0",
-        "id": 1,
-        "method": "initialize",
-        "params": {
-            "protocolVersion": "2025-11-25",
-            "capabilities": {},
-            "clientInfo": {"name": "raw", "version": "0"},
-        },
-    }
-    r = http.post(url, content=json.dumps(init), headers=MCP_HEADERS)
+    r = http.post(url, content=json.dumps(INITIALIZE), headers=MCP_HEADERS)
     assert r.status_code == 200, r.text
     headers = {
         **MCP_HEADERS,

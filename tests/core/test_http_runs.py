@@ -15,20 +15,10 @@ import httpx2
 import pytest
 
 from tests.core.http_serving import WAIT, Served, connect, serve_http, text_of
+from tests.core.mcp_conn import INITIALIZE, MCP_HEADERS
 from tests.support import assert_gone
 
 ADMIN = "admin-token-for-the-run-server-test"
-MCP_HEADERS = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
-PING = {
-    "jsonrpc": "2.0",
-    "id": 1,
-    "method": "initialize",
-    "params": {
-        "protocolVersion": "2025-11-25",
-        "capabilities": {},
-        "clientInfo": {"name": "raw", "version": "0"},
-    },
-}
 
 
 @pytest.fixture
@@ -66,7 +56,7 @@ def mcp_post(server: Served, url: str, token: str | None) -> int:
         headers["Authorization"] = f"Bearer {token}"
     with httpx2.Client(timeout=WAIT) as http:
         return http.post(
-            f"{server.url}{url}", content=json.dumps(PING), headers=headers
+            f"{server.url}{url}", content=json.dumps(INITIALIZE), headers=headers
         ).status_code
 
 

@@ -16,20 +16,10 @@ import httpx2
 import pytest
 
 from tests.core.http_serving import WAIT, connect, serve_http, text_of
+from tests.core.mcp_conn import INITIALIZE, MCP_HEADERS
 from tests.support import plugin_env
 
 TOKEN = "s3cret-token-for-the-test-0123456789"
-INITIALIZE = {
-    "jsonrpc": "2.0",
-    "id": 1,
-    "method": "initialize",
-    "params": {
-        "protocolVersion": "2025-11-25",
-        "capabilities": {},
-        "clientInfo": {"name": "raw", "version": "0"},
-    },
-}
-MCP_HEADERS = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
 
 
 def post(url: str, body: Any = INITIALIZE, **headers: str) -> httpx2.Response:

@@ -19,7 +19,7 @@ import mcp_types as types
 import pytest
 from mcp import Client, ClientSession, StdioServerParameters, stdio_client
 
-from tests.core.mcp_conn import WAIT, Conn, text_of
+from tests.core.mcp_conn import INITIALIZE, WAIT, Conn, text_of
 from tests.support import plugin_env
 
 ERAS = ["handshake", "modern"]
@@ -151,16 +151,6 @@ async def test_tool_appearing_mid_run_is_announced(era: str, tmp_path: Path) -> 
         assert text_of(await conn.call("vault_peek")) == "gold"
 
 
-INITIALIZE = {
-    "jsonrpc": "2.0",
-    "id": 1,
-    "method": "initialize",
-    "params": {
-        "protocolVersion": "2025-11-25",
-        "capabilities": {},
-        "clientInfo": {"name": "raw", "version": "0"},
-    },
-}
 INITIALIZED = {"jsonrpc": "2.0", "method": "notifications/initialized"}
 
 
