@@ -180,7 +180,9 @@ async def test_attach_waits_for_a_server_that_is_still_starting(
     total_line = line_of(root / "main.c", "acc += values[i]")
     await dbg.ok("breakpoints", file="main.c", lines=[total_line])
     attaching = asyncio.ensure_future(dbg.ok("attach", port=port, adapter="lldb"))
-    await asyncio.sleep(1.5)
+    # The server starts after the attach began (0.5 s: well inside attach's wait for the port,
+    # which is at least 2 s and grows with the load); the attach must still be waiting.
+    await asyncio.sleep(0.5)
     assert not attaching.done()
     server = await ChildProcess.start(
         [server_binary, "gdbserver", f"127.0.0.1:{port}", str(root / "app")],
