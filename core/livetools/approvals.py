@@ -19,6 +19,7 @@ some arguments says which with `asks_only_if` (the others pass as reads do).
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -363,7 +364,5 @@ def describe_args(name: str, args: dict[str, Any]) -> str:
         elif isinstance(value, str):
             lines.append(f"{key}: {value}" if value.strip() else f"{key}: (empty)")
         else:
-            import json
-
             lines.append(f"{key}: {json.dumps(value, ensure_ascii=False, default=str)[:200]}")
     return "\n".join(lines)
