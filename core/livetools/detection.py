@@ -16,7 +16,8 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from .procs import ChildProcess, ProcessStartError
+from .procs import ProcessStartError
+from .sandbox import Sandbox, spawn, which
 
 _OUTPUT_CAP = 64 * 1024  # bytes of probe output kept; the rest is read and dropped
 _LINE_CAP = 200
@@ -129,11 +130,11 @@ async def _run_probe(
     binary: str,
     args: Sequence[str],
     timeout: float,  # noqa: ASYNC109 (as in health_probe)
+    sandbox: Sandbox | None = None,
 ) -> ProbeResult:
+    cwd = Path(tempfile.gettempdir()) if sandbox is None else sandbox.paths.host
     try:
-        child = await ChildProcess.start(
-            [binary, *args], cwd=Path(tempfile.gettempdir()), stdin=False, merge_stderr=True
-        )
+        child = await spawn(sandbox, [binary, *args], cwd=cwd, stdin=False, merge_stderr=True)
     except ProcessStartError as exc:
         return ProbeResult(False, None, str(exc))
     output = bytearray()
@@ -166,12 +167,19 @@ async def health_probe(
     binary: str,
     args: Sequence[str] = ("--version",),
     timeout: float = 10.0,  # noqa: ASYNC109 (a timeout is a result with a reason, not an error)
+    sandbox: Sandbox | None = None,
 ) -> ProbeResult:
     """Run `binary args` once and judge it by its exit code; the first output line is the version.
 
     Cached per (resolved path, mtime, size, args): in memory for the process lifetime, and on disk
     (successes only) so one-shot CLI calls do not re-probe. A failure is not kept on disk because
-    it can be fixed without touching the binary (`rustup component add` behind a proxy)."""
+    it can be fixed without touching the binary (`rustup component add` behind a proxy).
+    Inside a sandbox the probe runs there (the binary must work *there*), cached in memory only."""
+    if sandbox is not None:
+        key = json.dumps([sandbox.describe(), binary, list(args)])
+        if key not in _probe_memory:
+            _probe_memory[key] = await _run_probe(binary, args, timeout, sandbox)
+        return _probe_memory[key]
     resolved = shutil.which(binary) or binary
     key = _probe_key(resolved, args)
     if key is None:
@@ -198,10 +206,12 @@ async def detect(
     binaries: Sequence[str],
     probe_args: Sequence[str] | None = ("--version",),
     probe_timeout: float = 10.0,
+    sandbox: Sandbox | None = None,
 ) -> Detection:
     """Marker, then binary, then probe; the first "no" is the reason. Empty `markers` means no
     marker is needed (the root is the run root), empty `binaries` no binary; `probe_args=None`
-    skips the probe."""
+    skips the probe. With a sandbox the binary is looked up and probed inside it, and the
+    binary in the result is the inside's path."""
     if markers:
         found = find_marker(start, root, markers)
         if found is None:
@@ -210,10 +220,11 @@ async def detect(
         found = root.resolve()  # noqa: ASYNC240 (one stat)
     if not binaries:
         return Detection(True, None, found, None, None)
-    binary = which_any(binaries)
+    binary = which_any(binaries) if sandbox is None else await which(sandbox, binaries)
     if binary is None:
-        return Detection(False, f"binary not on PATH: {', '.join(binaries)}", found, None, None)
+        where = "PATH" if sandbox is None else f"PATH inside sandbox {sandbox.name}"
+        return Detection(False, f"binary not on {where}: {', '.join(binaries)}", found, None, None)
     if probe_args is None:
         return Detection(True, None, found, binary, None)
-    probe = await health_probe(binary, probe_args, probe_timeout)
+    probe = await health_probe(binary, probe_args, probe_timeout, sandbox)
     return Detection(probe.ok, probe.reason, found, binary, probe.version)

@@ -26,8 +26,9 @@ Approve = Callable[[ApprovalRequest], "Awaitable[bool] | bool"]
 class Ports:
     """`approve` gates write/exec calls (False = a clean refusal); without it, the run option
     `approve=ask` asks the human through `question` instead (see approvals). `question` +
-    `target_space` reach a human (ask plugin); `workers` are vibe backends; `sandbox` launches
-    kernels."""
+    `target_space` reach a human (ask plugin); `workers` are vibe backends; `sandbox` is where
+    every process of the run starts (a `livetools.sandbox.Sandbox`, or the older `wrap(argv)`
+    launcher); None starts them on the host."""
 
     approve: Approve | None = None
     question: Any = None

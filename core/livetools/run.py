@@ -19,6 +19,7 @@ from .files.paths import resolve_path, shown
 from .ports import Ports
 from .resources import Resource
 from .results import Result, ToolError, cap_value
+from .sandbox import Sandbox, as_sandbox
 from .tiers import Surface
 from .tools import CallContext, DuplicateToolError, Registry, Tool
 
@@ -86,10 +87,21 @@ class Run:
         self._inflight: set[asyncio.Task[Any]] = set()
         self._closed = False
         self.approval = ApprovalGate(self)
+        self._sandbox: tuple[Any, Sandbox | None] = (None, None)
+
+    @property
+    def sandbox(self) -> Sandbox | None:
+        """Where the run's processes start (None: on the host), from `ports.sandbox`; every
+        family passes it to `livetools.sandbox.spawn`."""
+        port = self.ports.sandbox
+        if self._sandbox[0] is not port:
+            self._sandbox = (port, as_sandbox(port, self.root))
+        return self._sandbox[1]
 
     # -- opening -----------------------------------------------------------------------------
 
     async def _open(self) -> None:
+        _ = self.sandbox  # a port of the wrong shape is the harness's TypeError, said at open
         await self._discover()
         for impl in self.host.plugins.impls("livetools_register_tools"):
             plugin = impl.plugin_name

@@ -11,10 +11,14 @@ import asyncio
 import contextlib
 import json
 import socket
+from collections.abc import Callable
 from typing import Any
 
 DEFAULT_MAX_SIZE = 64 * 1024 * 1024
 _SHOW = 80  # bytes of a bad input quoted in errors
+
+
+Transform = Callable[[Any], Any]
 
 
 class WireError(Exception):
@@ -24,9 +28,16 @@ class WireError(Exception):
 class FramedReader:
     """Reads one framed JSON message at a time from a stream (a child's stdout, a socket)."""
 
-    def __init__(self, reader: asyncio.StreamReader, *, max_size: int = DEFAULT_MAX_SIZE) -> None:
+    def __init__(
+        self,
+        reader: asyncio.StreamReader,
+        *,
+        max_size: int = DEFAULT_MAX_SIZE,
+        transform: Transform | None = None,
+    ) -> None:
         self._reader = reader
         self._max_size = max_size
+        self._transform = transform  # e.g. a sandbox's path mapping of every message read
 
     async def read(self) -> dict[str, Any] | list[Any] | None:
         """The next message; None on a clean EOF between messages."""
@@ -46,7 +57,7 @@ class FramedReader:
             raise WireError(f"message body is not JSON ({exc}): {body[:_SHOW]!r}") from None
         if not isinstance(message, dict | list):
             raise WireError(f"message body is not a JSON object or array: {body[:_SHOW]!r}")
-        return message
+        return message if self._transform is None else self._transform(message)
 
     async def _read_headers(self) -> int | None:
         """The Content-Length of the next frame, or None on EOF before any header byte."""
@@ -90,11 +101,14 @@ class FramedReader:
 class FramedWriter:
     """Writes framed JSON messages; concurrent writers never interleave frames."""
 
-    def __init__(self, writer: asyncio.StreamWriter) -> None:
+    def __init__(self, writer: asyncio.StreamWriter, *, transform: Transform | None = None) -> None:
         self._writer = writer
         self._lock = asyncio.Lock()
+        self._transform = transform  # e.g. a sandbox's path mapping of every message written
 
     async def write(self, message: object) -> None:
+        if self._transform is not None:
+            message = self._transform(message)
         body = json.dumps(
             message, ensure_ascii=False, separators=(",", ":"), allow_nan=False
         ).encode("utf-8")

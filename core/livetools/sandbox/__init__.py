@@ -1,0 +1,21 @@
+"""Where the conversation's code lives: the Sandbox port, its path mapping, and the adapters
+that ship (a command prefix, bubblewrap). See docs/sandbox.md."""
+
+from .bwrap import BwrapSandbox
+from .paths import PathMap
+from .prefix import PrefixSandbox
+from .protocol import Process, Sandbox
+from .spawn import WrapSandbox, as_sandbox, spawn, which, wire_maps
+
+__all__ = [
+    "BwrapSandbox",
+    "PathMap",
+    "PrefixSandbox",
+    "Process",
+    "Sandbox",
+    "WrapSandbox",
+    "as_sandbox",
+    "spawn",
+    "which",
+    "wire_maps",
+]

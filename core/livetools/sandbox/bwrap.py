@@ -1,0 +1,102 @@
+"""The built-in bubblewrap sandbox: the host's file system read-only, the run root writable at
+`/workspace`, a private /tmp, no network, its own PID namespace, dying with the host.
+
+It shows the shape every sandbox adapter follows: the root appears at another path (so the path
+mapping is exercised, not bypassed), and a shared folder at the same path on both sides carries
+unix sockets (kernels) across the namespaces.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import tempfile
+from collections.abc import Mapping, Sequence
+from pathlib import Path, PurePosixPath
+
+from .prefix import PrefixSandbox
+
+INSIDE_ROOT = "/workspace"
+
+
+class BwrapSandbox(PrefixSandbox):
+    """`network=True` keeps the host's network (default: unshared, only a loopback inside).
+    `binds` adds more host folders, read-write, at the same path inside."""
+
+    def __init__(
+        self,
+        host_root: Path,
+        *,
+        inside_root: str = INSIDE_ROOT,
+        network: bool = False,
+        binds: Sequence[Path] = (),
+        bwrap: str = "bwrap",
+    ) -> None:
+        host = Path(host_root).resolve()
+        self._own_shared = Path(tempfile.mkdtemp(prefix="livetools-sbx-"))
+        prefix = [
+            bwrap,
+            "--die-with-parent",
+            "--unshare-all",
+            *(["--share-net"] if network else []),
+            *_host_system(inside_root),
+            "--dev", "/dev",
+            "--proc", "/proc",
+            "--tmpfs", "/tmp",
+            "--bind", str(host), inside_root,
+            "--bind", str(self._own_shared), str(self._own_shared),
+            *(a for b in binds for a in ("--bind", str(b), str(b))),
+        ]  # fmt: skip
+        super().__init__(
+            prefix,
+            host_root=host,
+            inside_root=PurePosixPath(inside_root),
+            shared_dir=self._own_shared,
+            name="bwrap",
+        )
+        self.network = network
+
+    def in_cwd(self, cwd: str) -> list[str]:
+        return ["--chdir", cwd, "--"]
+
+    def command(self, argv: Sequence[str], *, cwd: str, env: Mapping[str, str] | None) -> list[str]:
+        return [*self.prefix, *self.in_cwd(cwd), *argv]  # bwrap passes its environment on
+
+    def host_env(self, env: Mapping[str, str] | None) -> Mapping[str, str] | None:
+        return env
+
+    def describe(self) -> str:
+        net = "host network" if self.network else "no network"
+        return f"bwrap (root at {self.paths.inside}, {net})"
+
+    def close(self) -> None:
+        """Remove the shared folder (the run calls this when it closes)."""
+        with contextlib.suppress(OSError):
+            shutil.rmtree(self._own_shared)
+
+    @staticmethod
+    def available(bwrap: str = "bwrap") -> str | None:
+        """None when bwrap is installed, else what to install."""
+        if shutil.which(bwrap) is None:
+            return "bwrap is not installed (Debian: apt-get install bubblewrap)"
+        return None
+
+
+_OWN = frozenset({"proc", "dev", "tmp"})  # made fresh inside
+
+
+def _host_system(inside_root: str) -> list[str]:
+    """Read-only binds of the host's top-level folders (links stay links). Binding `/` itself
+    would leave no room to make the inside root's mount point on a read-only file system."""
+    top = PurePosixPath(inside_root).parts[1] if len(PurePosixPath(inside_root).parts) > 1 else ""
+    args: list[str] = []
+    for entry in sorted(os.listdir("/")):
+        if entry in _OWN or entry == top:
+            continue
+        path = f"/{entry}"
+        if os.path.islink(path):
+            args += ["--symlink", os.readlink(path), path]
+        elif os.path.isdir(path):
+            args += ["--ro-bind", path, path]
+    return args

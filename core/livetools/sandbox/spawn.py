@@ -1,0 +1,163 @@
+"""The one door every family uses to start a process: on the host, or inside the run's sandbox.
+
+Families hand host paths (their cwd, a program path, a connection file); this maps them to the
+inside before the sandbox sees them, so no family carries sandbox logic of its own.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+from collections.abc import Mapping, Sequence
+from pathlib import Path, PurePosixPath
+from typing import Any
+
+from ..procs import ChildProcess, ProcessStartError
+from ..wire import Transform
+from .paths import PathMap
+from .protocol import Process, Sandbox
+
+_WHICH = 'for n; do command -v "$n" && exit 0; done; exit 1'
+
+
+async def spawn(
+    sandbox: Sandbox | None,
+    argv: Sequence[str],
+    *,
+    cwd: Path,
+    env: Mapping[str, str] | None = None,
+    name: str | None = None,
+    stdin: bool = True,
+    stdout: bool = True,
+    merge_stderr: bool = False,
+    stderr_lines: int = 200,
+) -> Process:
+    """Start `argv` (host paths) in `cwd` on the host, or inside `sandbox` when there is one.
+    Raises ProcessStartError with a sentence when it cannot start."""
+    argv = [str(a) for a in argv]
+    if not argv:
+        raise ValueError("argv is empty")
+    label = name or Path(argv[0]).name
+    if sandbox is None:
+        return await ChildProcess.start(
+            argv,
+            cwd=cwd,
+            env=env,
+            name=label,
+            stdin=stdin,
+            stdout=stdout,
+            merge_stderr=merge_stderr,
+            stderr_lines=stderr_lines,
+        )
+    paths = sandbox.paths
+    inside_env = None if env is None else {k: paths.to_inside(v) for k, v in env.items()}
+    try:
+        return await sandbox.spawn(
+            [paths.to_inside(a) for a in argv],
+            cwd=paths.to_inside(cwd),
+            env=inside_env,
+            name=label,
+            stdin=stdin,
+            stdout=stdout,
+            merge_stderr=merge_stderr,
+            stderr_lines=stderr_lines,
+        )
+    except ProcessStartError as exc:
+        raise ProcessStartError(f"{exc} (in sandbox {sandbox.name})") from None
+    except OSError as exc:
+        why = f"sandbox {sandbox.name}: cannot start {argv[0]!r}: {exc}"
+        raise ProcessStartError(why) from None
+
+
+async def which(sandbox: Sandbox | None, names: Sequence[str], timeout: float = 10.0) -> str | None:  # noqa: ASYNC109
+    """The first of `names` that resolves inside the sandbox (its own PATH), as an inside path;
+    on the host (sandbox None) the caller's own lookup applies, so this answers None."""
+    if sandbox is None or not names:
+        return None
+    try:
+        child = await spawn(
+            sandbox,
+            ["sh", "-c", _WHICH, "sh", *names],
+            cwd=sandbox.paths.host,
+            stdin=False,
+            merge_stderr=True,
+            name="which",
+        )
+    except ProcessStartError:
+        return None
+    try:
+        assert child.stdout is not None
+        out = await asyncio.wait_for(child.stdout.read(4096), timeout)
+        code = await child.wait(timeout)
+    except TimeoutError:
+        return None
+    finally:
+        await child.aclose(grace=0)
+    line = out.decode("utf-8", "replace").strip().splitlines()
+    return line[0] if code == 0 and line else None
+
+
+class WrapSandbox:
+    """The older port shape, `wrap(argv) -> argv` (or a callable), sync or async: a prefix
+    launcher that keeps host paths (identity mapping) and shares no folder."""
+
+    def __init__(self, wrap: Any, root: Path) -> None:
+        self._wrap = getattr(wrap, "wrap", wrap)
+        self.name = type(wrap).__name__ if hasattr(wrap, "wrap") else "wrap"
+        host = Path(root).resolve()
+        self.paths = PathMap(host, PurePosixPath(host))
+        self.shared_dir: Path | None = None
+
+    async def spawn(
+        self,
+        argv: Sequence[str],
+        *,
+        cwd: str,
+        env: Mapping[str, str] | None,
+        name: str,
+        stdin: bool,
+        stdout: bool,
+        merge_stderr: bool,
+        stderr_lines: int,
+    ) -> ChildProcess:
+        wrapped = self._wrap(list(argv))
+        if inspect.isawaitable(wrapped):
+            wrapped = await wrapped
+        return await ChildProcess.start(
+            list(wrapped),
+            cwd=Path(cwd),
+            env=env,
+            name=name,
+            stdin=stdin,
+            stdout=stdout,
+            merge_stderr=merge_stderr,
+            stderr_lines=stderr_lines,
+        )
+
+    def describe(self) -> str:
+        return f"{self.name} (a wrap(argv) launcher, host paths)"
+
+
+def as_sandbox(port: Any, root: Path) -> Sandbox | None:
+    """The run's sandbox from what the harness passed: a Sandbox, an object with `wrap`, a
+    callable, or None. Anything else is a TypeError naming what is expected."""
+    if port is None:
+        return None
+    if isinstance(port, Sandbox):
+        return port
+    if hasattr(port, "wrap") or callable(port):
+        return WrapSandbox(port, root)
+    raise TypeError(
+        "Ports(sandbox=...) takes a Sandbox (spawn, paths, shared_dir), an object with "
+        f"wrap(argv), or a callable; got {type(port).__name__}"
+    )
+
+
+def wire_maps(sandbox: Sandbox | None) -> tuple[Transform | None, Transform | None]:
+    """(inbound, outbound) transforms for a FramedReader/FramedWriter pair, so a language server
+    or debug adapter inside the sandbox reads and writes its own paths:
+    `FramedReader(out, transform=inbound)`, `FramedWriter(inp, transform=outbound)`.
+    Both None on the host or when the paths are the same."""
+    if sandbox is None or sandbox.paths.identity:
+        return None, None
+    return sandbox.paths.inbound, sandbox.paths.outbound
