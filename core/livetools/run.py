@@ -20,6 +20,7 @@ from .ports import Ports
 from .resources import Resource
 from .results import Result, ToolError, cap_value
 from .sandbox import Sandbox, as_sandbox
+from .sandbox.options import sandbox_from_option
 from .tiers import Surface
 from .tools import CallContext, DuplicateToolError, Registry, Tool
 
@@ -64,6 +65,9 @@ def format_validation_error(tool: Tool, exc: ValidationError) -> str:
     return f"invalid arguments for {tool.name}: " + "; ".join(problems) + f". Expected: {fields}."
 
 
+_UNSET = object()
+
+
 class Run:
     def __init__(
         self,
@@ -88,12 +92,17 @@ class Run:
         self._closed = False
         self.approval = ApprovalGate(self)
         self._sandbox: tuple[Any, Sandbox | None] = (None, None)
+        self._own_sandbox: Sandbox | object | None = _UNSET  # built from the option, ours to close
 
     @property
     def sandbox(self) -> Sandbox | None:
-        """Where the run's processes start (None: on the host), from `ports.sandbox`; every
-        family passes it to `livetools.sandbox.spawn`."""
+        """Where the run's processes start (None: on the host): `ports.sandbox`, else the run
+        option `sandbox`; every family passes it to `livetools.sandbox.spawn`."""
         port = self.ports.sandbox
+        if port is None:
+            if self._own_sandbox is _UNSET:
+                self._own_sandbox = sandbox_from_option(self.options.get("sandbox"), self.root)
+            return self._own_sandbox  # type: ignore[return-value]
         if self._sandbox[0] is not port:
             self._sandbox = (port, as_sandbox(port, self.root))
         return self._sandbox[1]
@@ -360,6 +369,9 @@ class Run:
     async def _close_resources(self) -> None:
         for key in reversed(list(self.resources)):
             await _close_bounded(self.resources.pop(key), self.problems)
+        close = getattr(self._own_sandbox, "close", None)
+        if close is not None:
+            close()
 
     async def __aenter__(self) -> Run:
         return self

@@ -21,6 +21,7 @@ from ..host import Host
 from ..ports import Ports
 from ..results import json_line, scrub, scrub_json
 from ..run import is_usage_error
+from ..sandbox.options import SandboxOptionError
 from ..schemas import FORMATS
 from .lines import LineReader
 from .question_ports import JsonLinesPort, TerminalPort
@@ -78,6 +79,14 @@ def _options(args: argparse.Namespace) -> dict[str, Any]:
         options["vibe"] = True
     if getattr(args, "approve", None):
         options["approve"] = args.approve
+    wrap, inside = getattr(args, "sandbox_wrap", None), getattr(args, "sandbox_root", None)
+    if wrap:
+        options["sandbox"] = {"wrap": wrap, **({"root": inside} if inside else {})}
+    elif getattr(args, "sandbox", None):
+        named = args.sandbox != "none" and inside
+        options["sandbox"] = {"kind": args.sandbox, "root": inside} if named else args.sandbox
+    elif inside:
+        raise UsageError("--sandbox-root goes with --sandbox bwrap or --sandbox-wrap PREFIX")
     return options
 
 
@@ -258,6 +267,25 @@ def parser() -> argparse.ArgumentParser:
             metavar="KEY=VALUE",
             help="a run option, e.g. debug_ttl=60 (repeatable; see below)",
         )
+        box = p.add_mutually_exclusive_group()
+        box.add_argument(
+            "--sandbox",
+            choices=["bwrap", "none"],
+            help="start every server, adapter, kernel and worker inside a sandbox: bwrap = "
+            "bubblewrap, the root at /workspace, no network (see docs/sandbox.md)",
+        )
+        box.add_argument(
+            "--sandbox-wrap",
+            metavar="PREFIX",
+            help="any launcher that runs a command inside with stdio piped, e.g. "
+            "'docker exec -i box' (processes start as PREFIX sh -c 'cd DIR && exec ARGV')",
+        )
+        p.add_argument(
+            "--sandbox-root",
+            metavar="PATH",
+            help="where the root is inside the sandbox (default: /workspace for bwrap, the "
+            "same path for --sandbox-wrap)",
+        )
 
     def approve_flag(p: argparse.ArgumentParser) -> None:
         p.add_argument(
@@ -328,7 +356,7 @@ def main(argv: list[str] | None = None) -> int:
         code = asyncio.run(COMMANDS[args.command](args))
         sys.stdout.flush()  # here, where a closed pipe is caught, not at interpreter exit
         return code
-    except UsageError as exc:
+    except (UsageError, SandboxOptionError) as exc:
         print(f"livetools: {exc}", file=sys.stderr)
         return 2
     except BrokenPipeError:

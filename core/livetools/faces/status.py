@@ -43,8 +43,10 @@ async def status_report(host: Host, run: Run) -> dict[str, Any]:
         if not names:
             entry["reason"] = ABSENT.get(p.name, ABSENT_DEFAULT)
         plugins.append(entry)
+    sandbox = run.sandbox
     return {
         "root": str(run.root),
+        "sandbox": sandbox.describe() if sandbox is not None else None,
         "plugins": plugins,
         "failed": [{"name": f.name, "error": f.error} for f in host.plugins.failures],
         "blocked": sorted(set(host.plugins.blocked)),
@@ -87,6 +89,8 @@ def _members(info: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
 def render_status(report: dict[str, Any]) -> str:
     """One line per family and one per server/adapter/kernel under it: usable, or why not."""
     lines = [f"root: {report['root']}"]
+    if report.get("sandbox"):
+        lines.append(f"sandbox: {report['sandbox']} (every process of the run starts there)")
     shown: set[str] = set()
     for p in report["plugins"]:
         what = ", ".join(p["tools"]) if p["tools"] else f"no tools: {p['reason']}"
