@@ -12,13 +12,26 @@ import contextlib
 import json
 import socket
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Protocol
 
 DEFAULT_MAX_SIZE = 64 * 1024 * 1024
 _SHOW = 80  # bytes of a bad input quoted in errors
 
 
 Transform = Callable[[Any], Any]
+
+
+class ByteWriter(Protocol):
+    """What a writer must offer: an asyncio StreamWriter does, and so can a sandbox adapter's
+    stdin over a remote process API (see livetools.sandbox.Process)."""
+
+    def write(self, data: bytes) -> None: ...
+
+    async def drain(self) -> None: ...
+
+    def close(self) -> None: ...
+
+    async def wait_closed(self) -> None: ...
 
 
 class WireError(Exception):
@@ -101,7 +114,7 @@ class FramedReader:
 class FramedWriter:
     """Writes framed JSON messages; concurrent writers never interleave frames."""
 
-    def __init__(self, writer: asyncio.StreamWriter, *, transform: Transform | None = None) -> None:
+    def __init__(self, writer: ByteWriter, *, transform: Transform | None = None) -> None:
         self._writer = writer
         self._lock = asyncio.Lock()
         self._transform = transform  # e.g. a sandbox's path mapping of every message written

@@ -13,6 +13,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Protocol, runtime_checkable
 
+from ..wire import ByteWriter
 from .paths import PathMap
 
 
@@ -20,11 +21,20 @@ class Process(Protocol):
     """A started process as the families drive it; `ChildProcess` is the local one. An adapter for
     a sandbox with its own process API (E2B, Modal) implements this over that API."""
 
-    argv: tuple[str, ...]
-    name: str
-    pid: int
-    stdin: asyncio.StreamWriter | None
-    stdout: asyncio.StreamReader | None
+    @property
+    def argv(self) -> tuple[str, ...]: ...
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def pid(self) -> int: ...  # on the host: the launcher's (its session holds the tree)
+
+    @property
+    def stdin(self) -> ByteWriter | None: ...  # a StreamWriter, or a writer with its four calls
+
+    @property
+    def stdout(self) -> asyncio.StreamReader | None: ...  # an adapter feeds it (`feed_data`)
 
     @property
     def returncode(self) -> int | None: ...
