@@ -33,6 +33,9 @@ class Metrics:
         self.refused: defaultdict[str, int] = defaultdict(int)  # why -> count
         self.runs_open = 0
         self.tool_calls = 0
+        # MCP requests admitted to a run, by the MCP-Protocol-Version they carried: which era
+        # the clients in the field speak ("none": a handshake's initialize, or an old client).
+        self.protocols: defaultdict[str, int] = defaultdict(int)
 
     def request(self, route: str, method: str, status: int, seconds: float) -> None:
         self.requests[(route, method, status)] += 1
@@ -78,6 +81,9 @@ class Metrics:
         head("runs_closed_total", "counter", "Runs closed, by reason.")
         for reason, n in sorted(self.runs_closed.items()):
             out.append(f'livetools_http_runs_closed_total{{reason="{reason}"}} {n}')
+        head("mcp_requests_total", "counter", "MCP requests admitted, by protocol version.")
+        for version, n in sorted(self.protocols.items()):
+            out.append(f'livetools_http_mcp_requests_total{{protocol="{version}"}} {n}')
         head("tool_calls_total", "counter", "tools/call requests over every run.")
         out.append(f"livetools_http_tool_calls_total {self.tool_calls}")
         return "\n".join(out) + "\n"

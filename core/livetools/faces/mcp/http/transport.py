@@ -183,6 +183,7 @@ class App:
         if not await self.gate.admits_run(token, run_id, slot.token, single=self.single):
             await _unauthorized()(scope, receive, send)
             return
+        self.metrics.protocols[_protocol_label(scope)] += 1
         watch = DropWatch(scope, receive, send)
         with slot.serving():
             try:
@@ -240,6 +241,18 @@ class App:
             "calls": slot.face.calls,
             "url": f"/runs/{slot.id}/mcp" if not self.single else "/mcp",
         }
+
+
+def _protocol_label(scope: Scope) -> str:
+    """The request's MCP-Protocol-Version when the SDK knows it: a label from a closed set, so
+    a client cannot mint series."""
+    from mcp_types.version import KNOWN_PROTOCOL_VERSIONS
+
+    for key, value in scope.get("headers") or ():
+        if key == b"mcp-protocol-version":
+            version = value.decode("latin-1")
+            return version if version in KNOWN_PROTOCOL_VERSIONS else "other"
+    return "none"
 
 
 async def _read_limited(request: Request, limit: int) -> bytes | None:
