@@ -68,7 +68,7 @@ def livetools_resources(run: Any) -> Resource | None:
         return None
     from .pool import Kernels
 
-    return Kernels(run.root, specs, run.ports.sandbox, skipped)
+    return Kernels(run.root, specs, run.sandbox, skipped)
 
 
 @hookimpl

@@ -33,8 +33,9 @@ class KernelSpec:
     the reflex idioms (`%pip`, `!cmd`, ...) are handled: "ipython" kernels run them natively (with
     our `%pip` and `!cmd`), "python" and "javascript" kernels get them rewritten into plain code,
     "none" (any other language) gets neither helpers nor rewrites.
-    `transport` "ipc" uses unix sockets in a private directory (only for kernels that support it);
-    a sandboxed kernel always uses "tcp" on loopback. `interrupt_mode` "message" sends an
+    `transport` "ipc" uses unix sockets in a private directory (only for kernels that support it;
+    inside a sandbox, in its shared folder); a sandbox without a shared folder gets "tcp" on
+    loopback. `interrupt_mode` "message" sends an
     interrupt_request instead of SIGINT. `env` entries override the host's environment; None
     removes a variable. `settle` is how long to keep reading output after the cell reports idle,
     for kernels whose last messages can trail their idle status; a cell whose result or error

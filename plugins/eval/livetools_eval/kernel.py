@@ -1,14 +1,14 @@
 """One live kernel: its process, its channels, and the loop that runs one cell.
 
-The process is ours (a `ChildProcess` in its own session, so nothing it starts outlives the run);
-jupyter_client is used only as the client side of the channels. All four channels feed one queue,
+The process is ours (started through `livetools.sandbox.spawn`: on the host or inside the run's
+sandbox, in its own session either way, so nothing it starts outlives the run); jupyter_client is
+used only as the client side of the channels. All four channels feed one queue,
 so a cell waits on a single thing: the next event, or the idle deadline."""
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import inspect
 import json
 import os
 import shutil
@@ -21,7 +21,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from livetools.procs import ChildProcess, ProcessStartError, stat_fields
+from livetools.procs import ProcessStartError, stat_fields
+from livetools.sandbox import Process, Sandbox, spawn
 
 from .hookspecs import KernelSpec, KernelUnavailable
 
@@ -60,11 +61,11 @@ class Outcome:
 class Kernel:
     max_reply: int | None = None  # largest input_reply the transport carries (None: no limit)
 
-    def __init__(self, spec: KernelSpec, root: Path, sandbox: Any = None) -> None:
+    def __init__(self, spec: KernelSpec, root: Path, sandbox: Sandbox | None = None) -> None:
         self.spec = spec
         self.root = root
         self.sandbox = sandbox
-        self.child: ChildProcess | None = None
+        self.child: Process | None = None
         self.client: Any = None
         self.info: dict[str, Any] = {}
         self.started_in = 0.0
@@ -74,6 +75,7 @@ class Kernel:
         self._workdir: Path | None = None
         self._exit_code: int | None = None
         self._closing: asyncio.Task[None] | None = None
+        self._signal_pid: tuple[int, int] | None = None  # (pid, start time) SIGINT goes to
 
     # -- life --------------------------------------------------------------------------------
 
@@ -122,8 +124,7 @@ class Kernel:
             template = self.spec.command()
         except KernelUnavailable as exc:
             raise KernelStartError(str(exc)) from None
-        self._workdir = Path(tempfile.mkdtemp(prefix="lt-eval-"))  # 0700: only we can connect
-        transport = self.spec.transport if self.sandbox is None else "tcp"
+        transport, self._workdir = self._place()
         ip = str(self._workdir / "k") if transport == "ipc" else "127.0.0.1"
         conn_file, info = write_connection_file(
             str(self._workdir / "kernel.json"),
@@ -133,10 +134,9 @@ class Kernel:
             kernel_name=self.spec.name,
         )
         argv = [a.replace("{connection_file}", conn_file) for a in template]
-        if self.sandbox is not None:
-            argv = await _wrap(self.sandbox, argv)
         try:
-            self.child = await ChildProcess.start(
+            self.child = await spawn(
+                self.sandbox,
                 argv,
                 cwd=self.root,
                 env=self._env(),
@@ -162,6 +162,17 @@ class Kernel:
             raise
         self.started_in = time.monotonic() - t0
 
+    def _place(self) -> tuple[str, Path]:
+        """The transport and the private (0700) folder of the connection file. A sandbox with a
+        shared folder gets both there, and unix sockets when the kernel speaks them (TCP does
+        not cross a network namespace); a sandbox sharing nothing (a `wrap(argv)` launcher that
+        keeps the host's file system) gets loopback TCP, which any sandbox can reach."""
+        shared = self.sandbox.shared_dir if self.sandbox is not None else None
+        if self.sandbox is None or shared is not None:
+            folder = Path(tempfile.mkdtemp(prefix="lt-eval-", dir=shared))
+            return self.spec.transport, folder
+        return "tcp", Path(tempfile.mkdtemp(prefix="lt-eval-"))
+
     def _env(self) -> dict[str, str]:
         env = dict(os.environ)
         for key, value in self.spec.env.items():
@@ -169,7 +180,12 @@ class Kernel:
                 env.pop(key, None)
             else:
                 env[key] = value
-        env["JPY_PARENT_PID"] = str(os.getpid())  # ipykernel exits when we do
+        if self.sandbox is None:
+            env["JPY_PARENT_PID"] = str(os.getpid())  # ipykernel exits when we do
+        else:
+            # Inside a PID namespace our pid means nothing (its parent poller sees ppid 1 and
+            # exits at once); the kernel dies with its launcher's session and with the host.
+            env.pop("JPY_PARENT_PID", None)
         return env
 
     async def _read(self, name: str, channel: Any) -> None:
@@ -453,12 +469,29 @@ class Kernel:
     def interrupt(self) -> None:
         if not self.alive:
             return
-        if self.spec.interrupt_mode == "message":
+        pid = None if self.spec.interrupt_mode == "message" else self._interrupt_pid()
+        if pid is None:
             self.client.control_channel.send(self.client.session.msg("interrupt_request", {}))
-        else:
-            assert self.child is not None
-            with contextlib.suppress(ProcessLookupError):
-                os.kill(self.child.pid, signal.SIGINT)
+            return
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGINT)
+
+    def _interrupt_pid(self) -> int | None:
+        """The host pid of the kernel itself. Inside a sandbox our child is the launcher
+        (bwrap, which would die of SIGINT, taking the kernel along): the kernel is its first
+        descendant running another program. None when the kernel is not a host process we can
+        see (a container's): its interrupt then goes as a message (ipykernel handles it)."""
+        assert self.child is not None
+        if self.sandbox is None:
+            return self.child.pid
+        if self._signal_pid is not None:
+            pid, start = self._signal_pid
+            fields = stat_fields(pid)
+            if fields and len(fields) > 19 and int(fields[19]) == start:
+                return pid
+        found = inside_pid(self.child.pid, Path(self.child.argv[0]).name)
+        self._signal_pid = found
+        return found[0] if found else None
 
     # -- closing -----------------------------------------------------------------------------
 
@@ -535,13 +568,28 @@ def doomed(pid: int) -> bool:
     return False
 
 
-async def _wrap(sandbox: Any, argv: list[str]) -> list[str]:
-    """A harness's sandbox launcher: `wrap(argv)` (or the port itself, called) returns the
-    command that runs `argv` inside the conversation's sandbox."""
-    wrap = getattr(sandbox, "wrap", sandbox)
-    if not callable(wrap):
-        raise KernelStartError("the sandbox port has no wrap(argv) method")
-    out: Any = wrap(list(argv))
-    if inspect.isawaitable(out):
-        out = await out
-    return [str(a) for a in out]
+def inside_pid(launcher: int, program: str) -> tuple[int, int] | None:
+    """(pid, start time) of the first process from `launcher` down its tree (breadth first)
+    that no longer runs the launcher's `program`; None when there is none (yet)."""
+    name = program[:15].encode()  # /proc/<pid>/comm keeps 15 bytes
+    children: dict[int, list[int]] = {}
+    starts: dict[int, int] = {}
+    with contextlib.suppress(OSError):
+        for entry in os.listdir("/proc"):
+            if entry.isdigit():
+                fields = stat_fields(entry)
+                if fields and len(fields) > 19 and fields[0] not in (b"Z", b"X"):
+                    children.setdefault(int(fields[1]), []).append(int(entry))
+                    starts[int(entry)] = int(fields[19])
+    queue = [launcher]
+    while queue:
+        pid = queue.pop(0)
+        try:
+            with open(f"/proc/{pid}/comm", "rb") as f:
+                comm = f.read().strip()
+        except OSError:
+            continue
+        if comm != name and pid in starts:
+            return pid, starts[pid]
+        queue += sorted(children.get(pid, ()))
+    return None

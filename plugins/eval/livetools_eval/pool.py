@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from livetools import Resource
+from livetools.sandbox import Sandbox
 
 from .gateway_config import GatewaySpec
 from .hookspecs import KernelSpec, KernelUnavailable
@@ -43,7 +44,7 @@ class Kernels(Resource):
         self,
         root: Path,
         specs: dict[str, KernelSpec],
-        sandbox: Any = None,
+        sandbox: Sandbox | None = None,
         skipped: dict[str, str] | None = None,
     ) -> None:
         self.root = root

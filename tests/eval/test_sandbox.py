@@ -1,0 +1,159 @@
+"""Kernels inside a real bubblewrap sandbox: the root at /workspace, no network, unix sockets in the
+sandbox's shared folder, the bridge, interrupt, reset, and nothing left after close or a SIGKILLed
+host. Processes are found on the host by a token in their environment (pids inside are another
+namespace's)."""
+
+from __future__ import annotations
+
+import ast
+import json
+import os
+import subprocess
+import sys
+import time
+import uuid
+from pathlib import Path
+
+import pytest
+
+from livetools import Ports
+from livetools.procs import reaper_pid
+from tests.eval.support import cell, kernel_pids, open_run
+from tests.sandboxes import bwrap_sandbox, require_bwrap
+from tests.support import alive, assert_gone, plugin_env
+
+TOKEN_ENV = "LIVETOOLS_TEST_SANDBOX_TOKEN"
+
+
+def marked(token: str) -> list[int]:
+    """Host pids of every live process whose environment holds `token`."""
+    needle = f"{TOKEN_ENV}={token}".encode()
+    found = []
+    ours = {os.getpid(), reaper_pid()}  # the reaper may have started with the token set
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit() or int(entry) in ours:
+            continue
+        try:
+            with open(f"/proc/{entry}/environ", "rb") as f:
+                if needle in f.read().split(b"\0") and alive(int(entry)):
+                    found.append(int(entry))
+        except OSError:
+            continue
+    return found
+
+
+def cmdline(pid: int) -> bytes:
+    with open(f"/proc/{pid}/cmdline", "rb") as f:
+        return f.read()
+
+
+@pytest.fixture
+def token(monkeypatch: pytest.MonkeyPatch) -> str:
+    """A token every kernel of the test inherits (a kernel's environment is the host's)."""
+    value = uuid.uuid4().hex
+    monkeypatch.setenv(TOKEN_ENV, value)
+    return value
+
+
+async def test_cells_run_in_the_sandbox_root_without_network(tmp_path: Path, token: str) -> None:
+    with bwrap_sandbox(tmp_path) as sandbox:
+        async with open_run(tmp_path, ports=Ports(sandbox=sandbox)) as run:
+            first = await cell(run, "import os\nx = 41\nos.getcwd()")
+            assert (first.is_error, first.text) == (False, "'/workspace'"), first.text
+            assert (await cell(run, "x + 1")).text == "42"
+            wrote = await cell(run, "open('made.txt', 'w').write('inside')")
+            assert not wrote.is_error, wrote.text
+            assert (tmp_path / "made.txt").read_text() == "inside"
+            # The connection file and sockets live in the shared folder, reachable from inside.
+            conn = await cell(
+                run,
+                "from ipykernel.kernelapp import IPKernelApp\n"
+                "a = IPKernelApp.instance()\n(a.transport, a.connection_file)",
+            )
+            transport, path = ast.literal_eval(conn.text)
+            assert transport == "ipc" and sandbox.shared_dir is not None
+            assert Path(path).parent.parent == sandbox.shared_dir
+            t0 = time.monotonic()
+            net = await cell(
+                run,
+                "import socket\ns = socket.socket()\ns.settimeout(20)\n"
+                "try:\n    s.connect(('192.0.2.1', 80))\nexcept OSError as e:\n"
+                "    print('refused', e.errno)",
+            )
+            assert net.text.startswith("refused"), net.text
+            assert time.monotonic() - t0 < 15  # unreachable at once, not a 20 s timeout
+            pids = marked(token)
+            assert pids and all(alive(p) for p in pids)
+        assert_gone(pids, within=10)
+
+
+async def test_bridge_reaches_the_runs_tools(tmp_path: Path) -> None:
+    (tmp_path / "notes.txt").write_text("alpha\nbeta\n")
+    with bwrap_sandbox(tmp_path) as sandbox:
+        async with open_run(tmp_path, ports=Ports(sandbox=sandbox)) as run:
+            read = await cell(run, "tool('read', {'path': 'notes.txt'}).text.splitlines()")
+            assert read.text == "['alpha', 'beta']", read.text
+            wrote = await cell(run, "tool('touch', {'path': 'x.txt', 'content': 'hi'}).text")
+            assert "wrote x.txt" in wrote.text
+            assert (tmp_path / "x.txt").read_text() == "hi"
+            batch = await cell(run, "[r.text for r in tools([('stall', {'seconds': 0.1})] * 3)]")
+            assert batch.text == "['slept 0.1', 'slept 0.1', 'slept 0.1']", batch.text
+
+
+async def test_interrupt_reaches_the_kernel_and_reset_starts_clean(
+    tmp_path: Path, token: str
+) -> None:
+    with bwrap_sandbox(tmp_path) as sandbox:
+        async with open_run(tmp_path, ports=Ports(sandbox=sandbox), eval_idle_timeout=1.0) as run:
+            await cell(run, "x = 7")
+            t0 = time.monotonic()
+            busy = await cell(run, "while True:\n    pass")
+            assert time.monotonic() - t0 < 60
+            assert busy.is_error and busy.data["status"] == "interrupted", busy.text
+            # SIGINT went to the kernel itself, not to bwrap (which would have died of it).
+            kernel = run.resource("eval").live["python"]
+            inside = kernel._interrupt_pid()
+            assert inside is not None and inside != kernel.pid
+            assert b"ipykernel" in cmdline(inside)
+            kept = await cell(run, "x")
+            assert kept.text == "7" and "fresh" not in kept.text, kept.text  # same kernel
+            old = marked(token)
+            reset = await cell(run, "'x' in dir()", reset=True)
+            assert "reset" in reset.text and reset.text.endswith("False"), reset.text
+            assert_gone(old, within=10)
+            cwd = await cell(run, "import os\nos.getcwd()")
+            assert cwd.text == "'/workspace'"
+            assert len(kernel_pids(run)) == 2
+            pids = marked(token)
+        assert_gone(pids, within=10)
+
+
+# A `livetools session --sandbox bwrap` with the eval plugin: runs one cell, then is SIGKILLed.
+def test_nothing_survives_a_sigkilled_host(tmp_path: Path, token: str) -> None:
+    require_bwrap()
+    cli = [sys.executable, "-m", "livetools.faces.cli", "session", "--root", str(tmp_path)]
+    host = subprocess.Popen(
+        [*cli, "--sandbox", "bwrap"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        env=plugin_env(LIVETOOLS_PLUGINS="eval"),
+        text=True,
+    )
+    pids: list[int] = []
+    try:
+        assert host.stdin and host.stdout
+        code = "import os, subprocess\np = subprocess.Popen(['sleep', '300'])\nos.getcwd()"
+        call = {
+            "tool": "eval",
+            "args": {"code": code, "description": "start a sleeper process inside the sandbox"},
+        }
+        host.stdin.write(json.dumps(call) + "\n")
+        host.stdin.flush()
+        reply = json.loads(host.stdout.readline())
+        assert reply["ok"] and reply["text"] == "'/workspace'", reply
+        pids = marked(token)
+        assert len(pids) >= 3, pids  # bwrap (twice), the kernel, the sleeper
+    finally:
+        host.kill()
+        host.wait(10)
+    assert_gone(pids, within=10)
