@@ -11,6 +11,7 @@
   brief            print the whole brief
   env              print LIVETOOLS_SURFACE, LIVETOOLS_WORKER, LIVETOOLS_WORKER_ID, tier
   argv             print this script's extra arguments
+  cwd              print the working directory (inside a sandbox: the root as it sees it)
   livetools ARGS   run `livetools ARGS` (the CLI of this interpreter, testkit plugin only) and
                    print its stdout; `session` reads the rest of the line after ' <<< ' as input
 Other lines (a follow-up's text) are ignored.
@@ -93,6 +94,8 @@ def main() -> None:
         elif verb == "env":
             keys = ("LIVETOOLS_SURFACE", "LIVETOOLS_WORKER", "LIVETOOLS_WORKER_ID")
             print(" ".join(f"{k}={os.environ.get(k)}" for k in (*keys, "LIVETOOLS_VIBE_TIER")))
+        elif verb == "cwd":
+            print(os.getcwd(), flush=True)
         elif verb == "argv":
             print("argv:", " ".join(sys.argv[1:]), flush=True)
         elif verb == "livetools":

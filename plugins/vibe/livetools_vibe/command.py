@@ -1,10 +1,12 @@
 """The command backend: any agent CLI as a worker. The brief goes to its stdin, its final stdout
 is the result, a non-zero exit is a failure explained by its stderr tail.
 
-The worker runs in its own session (livetools.procs.ChildProcess) with the spawner's ceiling in
+The worker starts through `livetools.sandbox.spawn`: on the host, or inside the run's sandbox (its
+cwd the root as the sandbox sees it), in its own session either way, with the spawner's ceiling in
 LIVETOOLS_SURFACE and LIVETOOLS_WORKER=1, which every livetools face started inside it obeys. When
 an attempt ends (exit, kill, timeout, run closed) its session is killed, and so is every sampled
-descendant that left the session (see tree.py).
+descendant that left the session (see tree.py). A sandbox launcher such as bwrap is a local
+process, so its descendants are visible in /proc and sampled the same way.
 """
 
 from __future__ import annotations
@@ -15,7 +17,8 @@ import os
 import secrets
 from typing import Any
 
-from livetools.procs import ChildProcess, ProcessStartError, forget, track
+from livetools.procs import ProcessStartError, forget, track
+from livetools.sandbox import Process, spawn
 
 from . import tree
 from .backend import ENV_SURFACE, ENV_WORKER, Backend, WorkerFailure, WorkerRequest
@@ -104,7 +107,8 @@ class CommandBackend(Backend):
         argv = self.argv(request)
         attempt = f"{request.worker_id}-{secrets.token_hex(8)}"
         try:
-            child = await ChildProcess.start(
+            child = await spawn(
+                request.run.sandbox,
                 argv,
                 cwd=request.root,
                 env=self.env(request, attempt),
@@ -152,7 +156,7 @@ class CommandBackend(Backend):
         return out
 
 
-async def _feed(child: ChildProcess, brief: str) -> None:
+async def _feed(child: Process, brief: str) -> None:
     if child.stdin is None:
         return
     with contextlib.suppress(ConnectionError, OSError):
@@ -161,7 +165,7 @@ async def _feed(child: ChildProcess, brief: str) -> None:
         child.stdin.close()
 
 
-async def _read(child: ChildProcess, into: bytearray, dropped: list[int]) -> None:
+async def _read(child: Process, into: bytearray, dropped: list[int]) -> None:
     if child.stdout is None:
         return
     while chunk := await child.stdout.read(65536):
@@ -187,7 +191,7 @@ async def _sample(pid: int, known: set[tree.Ident], escaped: set[int]) -> None:
 
 
 async def _stop(
-    child: ChildProcess,
+    child: Process,
     known: set[tree.Ident],
     escaped: set[int],
     reader: asyncio.Task[None],

@@ -1,0 +1,97 @@
+"""Command workers inside a real bubblewrap sandbox: the root at /workspace, the result back, kill
+and close leaving nothing. Processes are found on the host by a token in their environment (pids
+inside are another namespace's)."""
+
+from __future__ import annotations
+
+import os
+import time
+import uuid
+from pathlib import Path
+
+from livetools import Ports
+from livetools.procs import reaper_pid, session_members
+from tests.sandboxes import bwrap_sandbox
+from tests.support import alive, assert_gone
+from tests.vibe.conftest import WORKER_ARGV, lines, ok, vibe_run, wait_for_file
+
+TOKEN_ENV = "LIVETOOLS_TEST_SANDBOX_TOKEN"
+
+
+def marked(token: str) -> list[int]:
+    """Host pids of every live process whose environment holds `token`."""
+    needle = f"{TOKEN_ENV}={token}".encode()
+    ours = {os.getpid(), reaper_pid()}
+    found = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit() or int(entry) in ours:
+            continue
+        try:
+            with open(f"/proc/{entry}/environ", "rb") as f:
+                if needle in f.read().split(b"\0") and alive(int(entry)):
+                    found.append(int(entry))
+        except OSError:
+            continue
+    return found
+
+
+async def test_a_worker_runs_inside_and_its_result_comes_back(tmp_path: Path) -> None:
+    token = uuid.uuid4().hex
+    with bwrap_sandbox(tmp_path) as sandbox:
+        command = [*WORKER_ARGV, "{root}"]  # a host path in argv is mapped to the inside's
+        ports = Ports(sandbox=sandbox)
+        async with vibe_run(tmp_path, ports=ports, command=command, env={TOKEN_ENV: token}) as run:
+            brief = lines("cwd", "pidfile worker.pid", "argv", "say done")
+            await ok(run, "vibe_spawn", {"brief": brief, "label": "inside"})
+            done = await ok(run, "vibe_wait", {"worker_id": "w1", "timeout_seconds": 60})
+            assert done.data["state"] == "settled", done.text
+            assert done.data["result"] == "/workspace\nargv: /workspace\ndone"
+            assert (tmp_path / "worker.pid").is_file()  # written in /workspace, seen on the host
+        assert marked(token) == []
+
+
+async def test_kill_and_close_leave_nothing_of_the_tree(tmp_path: Path) -> None:
+    token = uuid.uuid4().hex
+    with bwrap_sandbox(tmp_path) as sandbox:
+        ports = Ports(sandbox=sandbox)
+        async with vibe_run(tmp_path, ports=ports, env={TOKEN_ENV: token}, max_workers=2) as run:
+            for n in (1, 2):
+                brief = lines(f"tree t{n}.pids", "sleep 600")
+                await ok(run, "vibe_spawn", {"brief": brief, "label": f"long {n}"})
+            for n in (1, 2):
+                await wait_for_file(tmp_path / f"t{n}.pids", within=60)
+            pool = run.resource("vibe")
+            first = marked(token)
+            # per worker: bwrap (twice), the worker, its child, the setsid'd leaver and its child
+            assert len(first) >= 12, first
+            [sid] = pool.workers["w1"].sessions
+            w1 = _tree(sid, first)
+            assert len(w1) >= 6, (w1, first)
+            started = time.monotonic()
+            killed = await ok(run, "vibe_kill", {"worker_id": "w1"})
+            assert time.monotonic() - started < 10
+            assert killed.data["previous"] == "running" and killed.data["state"] == "killed"
+            assert_gone(w1, within=5)
+            assert session_members(sid) == []
+            left = marked(token)
+            assert left and not set(left) & w1  # the other worker's tree still runs
+        assert_gone(left, within=5)
+        assert marked(token) == []
+
+
+def _tree(sid: int, pids: list[int]) -> set[int]:
+    """The pids (of `pids`) below the launcher `sid` by parent links: its setsid'd ones too."""
+    parents: dict[int, int] = {}
+    for pid in pids:
+        try:
+            with open(f"/proc/{pid}/stat", "rb") as f:
+                parents[pid] = int(f.read().rsplit(b")", 1)[1].split()[1])
+        except OSError:
+            continue
+    found = {p for p in pids if p == sid}
+    grew = True
+    while grew:
+        more = {p for p, parent in parents.items() if parent in found or parent == sid} - found
+        grew = bool(more)
+        found |= more
+    return found
