@@ -15,6 +15,7 @@ import pytest
 
 from livetools import Host, Result, Run
 from livetools.detection import which_any
+from livetools.ports import Ports
 from livetools.procs import process_state, session_members
 from livetools_debug.adapters import lldb_names
 from tests.support import REPO, require_binary
@@ -110,9 +111,11 @@ async def open_debugger(tmp_path: Path) -> AsyncIterator[Any]:
     """`dbg = await open_debugger(root, **options)`; every run is closed at the end."""
     runs: list[Run] = []
 
-    async def opener(root: Path, plugins: tuple[Any, ...] = (), **options: Any) -> Debugger:
+    async def opener(
+        root: Path, plugins: tuple[Any, ...] = (), ports: Ports | None = None, **options: Any
+    ) -> Debugger:
         host = Host(plugins=plugins)
-        run = await host.open_run(root, conversation_id="test", options=options)
+        run = await host.open_run(root, conversation_id="test", ports=ports, options=options)
         runs.append(run)
         return Debugger(run)
 

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from livetools.detection import Detection, detect
+from livetools.sandbox import Sandbox, which
 
 Transport = Literal["stdio", "tcp"]
 
@@ -28,6 +29,9 @@ class LaunchInfo:
     args: list[str]
     cwd: Path  # the project directory (where the root marker was found)
     root: Path
+    # The run's sandbox, where the adapter runs and starts the debuggee. Paths stay host paths
+    # here: the DAP wire maps them to the inside (see Session).
+    sandbox: Sandbox | None = None
 
 
 @dataclass(frozen=True)
@@ -36,6 +40,7 @@ class AttachInfo:
     port: int
     cwd: Path
     root: Path
+    sandbox: Sandbox | None = None
 
 
 @dataclass(frozen=True)
@@ -54,6 +59,9 @@ class Adapter:
     transport: Transport = "stdio"
     markers: tuple[str, ...] = ()
     binaries: tuple[str, ...] | Callable[[], tuple[str, ...]] = ()
+    # Also looked up inside a sandbox, after `binaries`: the plugin's own interpreter (debugpy's
+    # default) exists in a bubblewrap jail that shows the host's folders, not in a container.
+    sandbox_binaries: tuple[str, ...] = ()
     probe_args: tuple[str, ...] | None = ("--version",)
     requires: tuple[str, ...] = ()  # other binaries the launch needs on PATH (go for delve)
     extensions: tuple[str, ...] = ()  # program suffixes this adapter is chosen for
@@ -75,9 +83,10 @@ class Adapter:
     init_timeout: float = 30.0  # launch -> `initialized` (delve compiles first)
     description: str = ""
 
-    def binary_names(self) -> tuple[str, ...]:
+    def binary_names(self, sandboxed: bool = False) -> tuple[str, ...]:
         names = self.binaries() if callable(self.binaries) else self.binaries
-        return tuple(names) or (self.command[0],)
+        names = tuple(names) or (self.command[0],)
+        return tuple(dict.fromkeys([*names, *self.sandbox_binaries])) if sandboxed else names
 
     def handles(self, program: Path) -> bool:
         if self.claims is not None:
@@ -96,6 +105,7 @@ class Usable:
     adapter: Adapter
     detection: Detection
     missing: tuple[str, ...] = field(default=())
+    sandbox: Sandbox | None = None  # where it was looked up (None: the host)
 
     @property
     def usable(self) -> bool:
@@ -106,34 +116,48 @@ class Usable:
         if not self.detection.usable:
             return self.detection.reason
         if self.missing:
-            return f"binary not on PATH: {', '.join(self.missing)} (needed to launch)"
+            where = "PATH" if self.sandbox is None else f"PATH inside sandbox {self.sandbox.name}"
+            return f"binary not on {where}: {', '.join(self.missing)} (needed to launch)"
         return None
 
 
-async def check(adapter: Adapter, start: Path, root: Path) -> Usable:
-    """Root marker ∧ binary resolves ∧ health probe, then the extra binaries it needs."""
+async def check(
+    adapter: Adapter, start: Path, root: Path, sandbox: Sandbox | None = None
+) -> Usable:
+    """Root marker ∧ binary resolves ∧ health probe, then the extra binaries it needs. With a
+    sandbox all of it is looked up and probed inside: the adapter runs there, not here."""
     found = await detect(
         start,
         root,
         markers=adapter.markers,
-        binaries=adapter.binary_names(),
+        binaries=adapter.binary_names(sandbox is not None),
         probe_args=adapter.probe_args,
+        sandbox=sandbox,
     )
-    missing = tuple(b for b in adapter.requires if shutil.which(b) is None) if found.usable else ()
-    return Usable(adapter, found, missing)
+    missing: tuple[str, ...] = ()
+    if found.usable and sandbox is None:
+        missing = tuple(b for b in adapter.requires if shutil.which(b) is None)
+    elif found.usable and sandbox is not None:
+        inside = [await which(sandbox, [b]) for b in adapter.requires]
+        missing = tuple(b for b, at in zip(adapter.requires, inside, strict=True) if at is None)
+    return Usable(adapter, found, missing, sandbox)
 
 
 # -- built-in adapters ---------------------------------------------------------------------------
 
 
-def project_python(cwd: Path, root: Path) -> str:
+def project_python(cwd: Path, root: Path, sandbox: Sandbox | None = None) -> str:
     """The debuggee interpreter: the project's own venv before PATH. A python from PATH is another
-    environment, and debugging the wrong one fails in a way that reads like broken code."""
+    environment, and debugging the wrong one fails in a way that reads like broken code.
+    In a sandbox the venv is the root's (the wire maps its path inside); without one, a bare
+    `python3` that the launcher resolves on the sandbox's own PATH, not a host path."""
     for base in dict.fromkeys([cwd, root]):
         for venv in (".venv", "venv"):
             candidate = base / venv / "bin" / "python"
             if os.access(candidate, os.X_OK):
                 return str(candidate)
+    if sandbox is not None:
+        return "python3"
     return shutil.which("python3") or shutil.which("python") or "python3"
 
 
@@ -148,7 +172,7 @@ def _debugpy_launch(info: LaunchInfo) -> dict[str, Any]:
         "redirectOutput": True,
         "justMyCode": True,
         "stopOnEntry": False,
-        "python": [project_python(info.cwd, info.root)],
+        "python": [project_python(info.cwd, info.root, info.sandbox)],
         "subProcess": False,  # else a child waits for a debugger and the parent never ends
     }
 
@@ -194,6 +218,7 @@ DEBUGPY = Adapter(
     id="debugpy",
     command=("python", "-m", "debugpy.adapter"),
     binaries=_python_binary,  # the plugin's own interpreter, which has debugpy
+    sandbox_binaries=("python3", "python"),  # a sandbox without it: its python, if it has debugpy
     probe_args=("-c", "import debugpy"),
     markers=("pyproject.toml", "setup.py", "requirements.txt"),
     extensions=(".py",),

@@ -5,6 +5,12 @@ The request order is the one that works with debugpy, lldb-vscode and dlv alike:
 then `launch` sent without awaiting it, wait for `initialized`, `setBreakpoints` per file,
 `setExceptionBreakpoints` (only filters the adapter declared), `configurationDone`, and only
 then the launch response (debugpy holds it until configurationDone; the others answer first).
+
+In the run's sandbox the adapter runs inside and starts the debuggee there, so it speaks the
+inside's paths: every DAP frame is rewritten at the wire (`program`, `cwd`, `source.path` of
+breakpoints and stack frames, ...), and the session only ever sees host paths. debugpy's own
+`pathMappings` is for an adapter on the host and a debuggee elsewhere; here both are inside,
+so there is nothing for it to map.
 """
 
 from __future__ import annotations
@@ -20,8 +26,9 @@ from pathlib import Path
 from typing import Any
 
 from livetools import ToolError
-from livetools.procs import ChildProcess, ProcessStartError
-from livetools.wire import FramedReader, FramedWriter, open_tcp
+from livetools.procs import ProcessStartError
+from livetools.sandbox import Process, Sandbox, spawn, wire_maps
+from livetools.wire import FramedReader, FramedWriter, Transform
 
 from .adapters import Adapter, AttachInfo, LaunchInfo
 from .dap import DapClient, DapClosed, DapError, wait_response
@@ -100,8 +107,11 @@ class Session:
         request: str,
         target: str,
         request_timeout: float = REQUEST_TIMEOUT,
+        sandbox: Sandbox | None = None,
     ) -> None:
         self.adapter = adapter
+        self.sandbox = sandbox
+        self._inbound, self._outbound = dap_maps(sandbox)
         self.request_timeout = request_timeout
         self.root = root
         self.request = request  # "launch" or "attach"
@@ -109,7 +119,7 @@ class Session:
         self.state = "starting"
         self.ended_reason: str | None = None
         self.started = time.monotonic()
-        self.child: ChildProcess | None = None
+        self.child: Process | None = None
         self.client: DapClient | None = None
         self.capabilities: dict[str, Any] = {}
         self.stop: Stop | None = None  # the stop results report (the first since a resume)
@@ -117,7 +127,7 @@ class Session:
         self.signal: str | None = None  # the last signal a stop named (SIGSEGV)
         self.all_stopped = False  # the adapter said allThreadsStopped: the others are suspended
         self.exit_code: int | None = None
-        self.debuggee_pid: int | None = None
+        self.debuggee_pid: int | None = None  # a host pid (None in a sandbox: its pids differ)
         self.output = OutputRing()
         self.messages: deque[str] = deque(maxlen=20)  # adapter console lines
         self.frames: dict[int, Frame] = {}
@@ -232,7 +242,7 @@ class Session:
             self._on_output(body)
         elif event == "process":
             pid = body.get("systemProcessId")
-            if isinstance(pid, int):
+            if isinstance(pid, int) and self.sandbox is None:
                 self.debuggee_pid = pid
         elif event == "breakpoint":
             self._on_breakpoint(body.get("breakpoint") or {})
@@ -261,7 +271,10 @@ class Session:
 
     def shown(self, text: str) -> str:
         """Output as shown to the model: tracebacks without the debugger's own frames."""
-        return trim_traceback(text, self._internal_re, str(self.root))
+        text = trim_traceback(text, self._internal_re, str(self.root))
+        if self.sandbox is not None and not self.sandbox.paths.identity:
+            text = trim_traceback(text, None, str(self.sandbox.paths.inside))
+        return text
 
     def _hold(self, category: str, text: str) -> None:
         """Keep a stream's text until the sync marker comes through it, then write it without
@@ -385,9 +398,9 @@ class Session:
         a = self.adapter
         try:
             if a.transport == "stdio":
-                self.child = await ChildProcess.start(a.argv(binary), cwd=cwd, name=a.id)
+                self.child = await spawn(self.sandbox, a.argv(binary), cwd=cwd, name=a.id)
                 assert self.child.stdout is not None and self.child.stdin is not None
-                reader, writer = FramedReader(self.child.stdout), FramedWriter(self.child.stdin)
+                reader, writer = self._framed(self.child.stdout, self.child.stdin)
             elif a.dial_in:
                 reader, writer = await self._dial_in(binary, cwd)
             else:
@@ -395,7 +408,7 @@ class Session:
 
                 port = free_port(HOST)
                 self.child = await self._start_tcp_child(a.argv(binary, HOST, port), cwd)
-                reader, writer = await open_tcp(HOST, port, timeout=CONNECT_TIMEOUT)
+                reader, writer = self._framed(*await connect_tcp(HOST, port, CONNECT_TIMEOUT))
         except ProcessStartError as exc:
             raise ToolError(f"{a.id}: {exc}") from None
         except (ConnectionError, TimeoutError) as exc:
@@ -404,9 +417,20 @@ class Session:
         self.client = DapClient(reader, writer, self._on_event, name=a.id)
         self._spawn(self._watch_connection(self.client))
 
-    async def _start_tcp_child(self, argv: list[str], cwd: Path) -> ChildProcess:
-        child = await ChildProcess.start(
-            argv, cwd=cwd, name=self.adapter.id, stdin=False, merge_stderr=True
+    def _framed(
+        self, stdout: asyncio.StreamReader, stdin: Any
+    ) -> tuple[FramedReader, FramedWriter]:
+        """Frames over the adapter's pipes or socket, with the sandbox's path map (None on the
+        host): an adapter in a sandbox that shares the host's network speaks the inside's paths
+        over TCP too."""
+        return (
+            FramedReader(stdout, transform=self._inbound),
+            FramedWriter(stdin, transform=self._outbound),
+        )
+
+    async def _start_tcp_child(self, argv: list[str], cwd: Path) -> Process:
+        child = await spawn(
+            self.sandbox, argv, cwd=cwd, name=self.adapter.id, stdin=False, merge_stderr=True
         )
         self._drain = asyncio.get_running_loop().create_task(self._drain_stdout(child))
         return child
@@ -437,11 +461,11 @@ class Session:
                 why = "exited" if exited in done else f"did not connect within {CONNECT_TIMEOUT:g}s"
                 raise ConnectionError(f"the adapter {why}")
             r, w = accepted.result()
-            return FramedReader(r), FramedWriter(w)
+            return self._framed(r, w)
         finally:
             server.close()
 
-    async def _drain_stdout(self, child: ChildProcess) -> None:
+    async def _drain_stdout(self, child: Process) -> None:
         assert child.stdout is not None
         while True:
             raw = await child.stdout.readline()
@@ -517,14 +541,13 @@ class Session:
         try:
             if direct is not None and self.adapter.attach_direct:
                 try:
-                    reader, writer = await open_tcp(
-                        direct.host, direct.port, timeout=attach_connect_timeout()
-                    )
+                    streams = await connect_tcp(direct.host, direct.port, attach_connect_timeout())
                 except ConnectionError as exc:
                     raise ToolError(
                         f"{exc}; start the debuggee listening first "
                         "(e.g. python -m debugpy --listen 127.0.0.1:PORT --wait-for-client x.py)"
                     ) from None
+                reader, writer = self._framed(*streams)
                 self.client = DapClient(reader, writer, self._on_event, name=self.adapter.id)
                 self._spawn(self._watch_connection(self.client))
             else:
@@ -870,6 +893,48 @@ class Session:
         if self.live:
             self.state = "ended"
             self._notify()
+
+
+async def connect_tcp(
+    host: str,
+    port: int,
+    timeout: float,  # noqa: ASYNC109 (the retry loop needs the deadline itself)
+) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
+    """`livetools.wire.open_tcp` without the framing, so the frames get the path map: retry a
+    refused port until `timeout` (an adapter opens it a moment after it starts)."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout
+    last: OSError | None = None
+    while (remaining := deadline - loop.time()) > 0:
+        try:
+            return await asyncio.wait_for(asyncio.open_connection(host, port), remaining)
+        except TimeoutError:  # before OSError: TimeoutError is one
+            break
+        except OSError as exc:
+            last = exc
+        await asyncio.sleep(min(0.05, max(deadline - loop.time(), 0)))
+    raise ConnectionError(
+        f"could not connect to {host}:{port} within {timeout:g}s: {last or 'timed out'}"
+    )
+
+
+def dap_maps(sandbox: Sandbox | None) -> tuple[Transform | None, Transform | None]:
+    """The sandbox's wire maps, except that an `evaluate` answer keeps its `result` as the
+    debuggee made it: it is the program's value (`os.getcwd()` is '/workspace' inside), not a
+    path of ours. Variable values and output are kept by the map itself (content keys)."""
+    inbound, outbound = wire_maps(sandbox)
+    if inbound is None:
+        return None, None
+
+    def keep_results(message: Any) -> Any:
+        body = message.get("body") if isinstance(message, dict) else None
+        value = body.get("result") if isinstance(body, dict) else None
+        mapped = inbound(message)
+        if isinstance(value, str) and isinstance(mapped.get("body"), dict):
+            mapped["body"]["result"] = value
+        return mapped
+
+    return keep_results, outbound
 
 
 def attach_connect_timeout() -> float:

@@ -16,6 +16,7 @@ from .session import Outcome, Session
 
 if TYPE_CHECKING:
     from livetools import Run
+    from livetools.sandbox import Sandbox
 
 DEFAULT_TTL = 30 * 60.0
 DEFAULT_WAIT = 10.0  # continue / step / pause: then "still running"
@@ -41,6 +42,28 @@ class DebugSupervisor(Resource):
         self.session: Session | None = None
         self._ttl_task: asyncio.Task[None] | None = None
         self._closed = False
+
+    @property
+    def sandbox(self) -> Sandbox | None:
+        """The run's sandbox (None: the host): adapters are looked up, probed and started there."""
+        return getattr(self.run, "sandbox", None)
+
+    def describe_sandbox(self) -> str | None:
+        sandbox = self.sandbox
+        return sandbox.describe() if sandbox is not None else None
+
+    def refuse_tcp(self, adapter: Adapter, what: str) -> None:
+        """TCP on the host's loopback does not reach a sandbox with a network of its own, and a
+        dial-in that never comes would only end at the connect timeout: say so at once."""
+        sandbox = self.sandbox
+        if sandbox is None or shares_host_network(sandbox):
+            return
+        raise ToolError(
+            f"{what} cannot work inside sandbox {sandbox.describe()}: it talks TCP on 127.0.0.1, "
+            "and the sandbox has a network of its own, so the host's loopback does not reach it. "
+            "Run with a sandbox that shares the host network (e.g. BwrapSandbox(root, "
+            "network=True)), or debug a program whose adapter talks over stdio (debugpy, lldb)"
+        )
 
     # -- adapters ------------------------------------------------------------------------------
 
@@ -68,7 +91,8 @@ class DebugSupervisor(Resource):
 
     async def detect_all(self, start: Path) -> list[Usable]:
         adapters = self.adapters()
-        return list(await asyncio.gather(*(check(a, start, self.root) for a in adapters)))
+        sandbox = self.sandbox
+        return list(await asyncio.gather(*(check(a, start, self.root, sandbox) for a in adapters)))
 
     async def choose(self, program: Path, name: str | None) -> Usable:
         if name:
@@ -82,7 +106,7 @@ class DebugSupervisor(Resource):
                     + ". Pass adapter=<id>, or build the program with debug info first."
                 )
             adapter = candidates[0]
-        found = await check(adapter, program, self.root)
+        found = await check(adapter, program, self.root, self.sandbox)
         if not found.usable:
             raise ToolError(f"adapter {adapter.id} is not usable here: {found.reason}")
         return found
@@ -106,6 +130,10 @@ class DebugSupervisor(Resource):
         self._refuse_second()
         found = await self.choose(program, adapter)
         assert found.detection.binary is not None
+        if found.adapter.transport == "tcp":
+            self.refuse_tcp(
+                found.adapter, f"adapter {found.adapter.id} ({found.adapter.description})"
+            )
         cwd = found.detection.root or self.root
         session = Session(
             found.adapter,
@@ -113,9 +141,10 @@ class DebugSupervisor(Resource):
             request="launch",
             target=self._rel(program),
             request_timeout=self.request_timeout,
+            sandbox=self.sandbox,
         )
         await self._replace(session)
-        info = LaunchInfo(program=program, args=args, cwd=cwd, root=self.root)
+        info = LaunchInfo(program=program, args=args, cwd=cwd, root=self.root, sandbox=self.sandbox)
         self._arm_ttl(session)
         await session.launch(found.detection.binary, info, dict(self.breakpoints))
         return await session.wait_first_stop(self.launch_wait)
@@ -124,20 +153,28 @@ class DebugSupervisor(Resource):
         self._refuse_second()
         chosen = await self._attach_adapter(adapter)
         a = chosen.adapter
+        self.refuse_tcp(a, f"attach to port {port} (adapter {a.id})")
         timeout = self.request_timeout
         session = Session(
-            a, self.root, request="attach", target=f"port {port}", request_timeout=timeout
+            a,
+            self.root,
+            request="attach",
+            target=f"port {port}",
+            request_timeout=timeout,
+            sandbox=self.sandbox,
         )
         await self._replace(session)
         cwd = chosen.detection.root or self.root
-        info = AttachInfo(host="127.0.0.1", port=port, cwd=cwd, root=self.root)
+        info = AttachInfo(
+            host="127.0.0.1", port=port, cwd=cwd, root=self.root, sandbox=self.sandbox
+        )
         self._arm_ttl(session)
         await session.attach(chosen.detection.binary, info, dict(self.breakpoints))
         return await session.wait_first_stop(self.attach_wait)
 
     async def _attach_adapter(self, name: str | None) -> Usable:
         if name:
-            found = await check(self.adapter(name), self.root, self.root)
+            found = await check(self.adapter(name), self.root, self.root, self.sandbox)
             if found.adapter.attach_config is None:
                 raise ToolError(f"adapter {name} cannot attach")
             if not found.usable and not found.adapter.attach_direct:
@@ -217,6 +254,8 @@ class DebugSupervisor(Resource):
         adapters = {u.adapter.id: {"usable": u.usable, "reason": u.reason} for u in found}
         session = self.session
         info: dict[str, Any] = {"usable": any(u.usable for u in found), "adapters": adapters}
+        if self.sandbox is not None:
+            info["sandbox"] = self.describe_sandbox()
         if session is not None:
             info["session"] = {
                 "adapter": session.adapter.id,
@@ -236,3 +275,13 @@ class DebugSupervisor(Resource):
                 await self._ttl_task
         if self.session is not None:
             await self.session.close("ended")
+
+
+def shares_host_network(sandbox: Sandbox) -> bool:
+    """Whether the sandbox says it keeps the host's network (BwrapSandbox(network=True) does;
+    `host_network` is the same for other adapters). Unsaid means no: TCP is then refused."""
+    for name in ("host_network", "network"):
+        value = getattr(sandbox, name, None)
+        if isinstance(value, bool):
+            return value
+    return False

@@ -305,6 +305,8 @@ async def op_adapters(sup: DebugSupervisor, args: DebugArgs) -> Result:
         else:
             lines.append(f"{u.adapter.id}: not usable: {u.reason}")
     data = [{"id": u.adapter.id, "usable": u.usable, "reason": u.reason} for u in found]
+    if sup.sandbox is not None:
+        lines.append(f"(looked up and probed inside sandbox {sup.describe_sandbox()})")
     return Result("\n".join(lines), data=data)
 
 
@@ -348,7 +350,16 @@ async def op_status(sup: DebugSupervisor, args: DebugArgs) -> Result:
             "ttl_left": left,
         }
     lines.append("breakpoints: " + ("; ".join(bps) if bps else "none"))
+    sandbox = sup.describe_sandbox()
+    if sandbox is not None:
+        lines.append(f"sandbox: {sandbox} (the adapter and the debuggee run there)")
+    data["sandbox"] = sandbox
     return Result("\n".join(lines), data=data)
+
+
+def _in_sandbox(sup: DebugSupervisor) -> str:
+    sandbox = sup.sandbox
+    return "" if sandbox is None else f" inside sandbox {sandbox.name}"
 
 
 def _mmss(seconds: float) -> str:
@@ -410,7 +421,7 @@ async def op_launch(sup: DebugSupervisor, args: DebugArgs) -> Result:
             )
     outcome = await sup.launch(path, list(args.args or []), args.adapter)
     session = sup.live_session()
-    head = [f"launched {session.target} with {session.adapter.id}"]
+    head = [f"launched {session.target} with {session.adapter.id}{_in_sandbox(sup)}"]
     for bp_path, states in session.breakpoints.items():
         head += format_breakpoints(sup.root, bp_path, states)
     if not session.breakpoints:
@@ -430,7 +441,7 @@ async def op_attach(sup: DebugSupervisor, args: DebugArgs) -> Result:
         raise ToolError(f"port must be 1..65535, got {port}")
     outcome = await sup.attach(port, args.adapter)
     session = sup.live_session()
-    head = [f"attached to {session.target} with {session.adapter.id}"]
+    head = [f"attached to {session.target} with {session.adapter.id}{_in_sandbox(sup)}"]
     for bp_path, states in session.breakpoints.items():
         head += format_breakpoints(sup.root, bp_path, states)
     return outcome_result(sup, session, outcome, head, sup.attach_wait)

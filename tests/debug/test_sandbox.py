@@ -1,0 +1,277 @@
+"""The debug family inside a real bubblewrap sandbox: debugpy runs in the jail (root at
+/workspace, private /tmp, no network) and starts the debuggee there; breakpoints set on host
+paths stop it, stacks come back relative to the root, and nothing is left after close or a
+SIGKILLed host. TCP adapters are refused at once in a sandbox with a network of its own."""
+
+from __future__ import annotations
+
+import json
+import os
+import select
+import subprocess
+import sys
+import time
+from dataclasses import replace
+from pathlib import Path
+from typing import IO
+
+from livetools.ports import Ports
+from livetools.procs import session_members
+from livetools_debug.adapters import Adapter
+from tests.sandboxes import bwrap_sandbox, require_bwrap
+from tests.support import assert_gone
+
+from .conftest import line_of
+from .test_faults_and_hooks import ThirdParty
+
+PROGRAM = """\
+import os
+
+print("cwd", os.getcwd(), flush=True)
+with open("host_path.txt") as f:
+    host_root = f.read().strip()
+
+
+def total(values):
+    acc = 0
+    for v in values:
+        acc += v
+    return acc
+
+
+def main():
+    items = list(range(5))
+    label = "sum"
+    result = total(items)  # call total
+    print(label, result, "host root visible:", os.path.exists(host_root))
+
+
+main()
+"""
+
+BOOM = """\
+def fail():
+    return {}["missing"]
+
+
+fail()
+"""
+
+
+def _project(root: Path) -> Path:
+    root.mkdir(exist_ok=True)
+    (root / "pyproject.toml").write_text("[project]\nname = 'sbx'\nversion = '0'\n")
+    (root / "prog.py").write_text(PROGRAM)
+    (root / "boom.py").write_text(BOOM)
+    # Read by the debuggee: a path that exists on the host and must not exist inside (launch
+    # args would not do, the wire maps them to /workspace).
+    (root / "host_path.txt").write_text(str(root))
+    return root
+
+
+def _cmdlines(pids: list[int]) -> list[str]:
+    lines = []
+    for pid in pids:
+        try:
+            lines.append(Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode())
+        except OSError:
+            continue
+    return lines
+
+
+async def test_debugpy_in_bwrap_stops_inspects_and_exits(tmp_path: Path, open_debugger) -> None:
+    root = _project(tmp_path / "proj")
+    call_line = line_of(root / "prog.py", "# call total")
+    with bwrap_sandbox(root) as sandbox:
+        dbg = await open_debugger(root, ports=Ports(sandbox=sandbox))
+        listing = await dbg.ok("adapters")
+        assert "debugpy: usable" in listing.text
+        assert "inside sandbox bwrap (root at /workspace, no network)" in listing.text
+
+        await dbg.ok("breakpoints", file="prog.py", lines=[call_line])  # before launch
+        started = time.monotonic()
+        launched = await dbg.ok("launch", program="prog.py")
+        took = time.monotonic() - started
+        assert launched.data["outcome"] == "stopped", launched.text
+        assert "inside sandbox bwrap" in launched.text
+        assert f"prog.py:{call_line} verified" in launched.text
+        stop = launched.data["stop"]
+        assert stop["reason"] == "breakpoint"
+        assert stop["frame"]["path"] == "prog.py" and stop["frame"]["line"] == call_line
+        assert "cwd /workspace" in launched.text  # the debuggee's own cwd: it runs inside
+        assert "/workspace" not in launched.text.replace("cwd /workspace", "")
+        print(f"bwrap launch -> first stop: {took:.2f}s")
+
+        # The debuggee is a process of the adapter's session, seen from the host.
+        sids, pid = dbg.processes()
+        assert pid is None  # the `process` event names a pid of the sandbox's namespace
+        members = [p for s in sids for p in session_members(s)]
+        assert any("/workspace/prog.py" in c for c in _cmdlines(members)), _cmdlines(members)
+
+        stack = await dbg.ok("stack")
+        frames = stack.data["frames"]
+        assert [(f["name"], f["path"]) for f in frames[:2]] == [
+            ("main", "prog.py"),
+            ("<module>", "prog.py"),
+        ]
+        assert frames[0]["line"] == call_line
+        assert frames[1]["line"] == len(PROGRAM.splitlines())  # the last line, `main()`
+        assert f"prog.py:{call_line}" in stack.text and str(root) not in stack.text
+
+        scopes = await dbg.ok("scopes", frame_id=frames[0]["id"])
+        ref = next(s["reference"] for s in scopes.data if s["name"].startswith("Locals"))
+        variables = {
+            v["name"]: v for v in (await dbg.ok("variables", reference=ref)).data["variables"]
+        }
+        assert variables["items"]["value"] == "[0, 1, 2, 3, 4]"
+        assert variables["label"]["value"] == "'sum'"
+
+        # evaluate answers the program's own values: paths as the debuggee sees them
+        assert (await dbg.ok("evaluate", expression="os.getcwd()")).text.startswith("'/workspace'")
+        assert (await dbg.ok("evaluate", expression="__file__")).text.startswith(
+            "'/workspace/prog.py'"
+        )
+        assert (await dbg.ok("evaluate", expression="total(items) * 2")).text.startswith("20")
+
+        status = await dbg.ok("status")
+        assert "sandbox: bwrap (root at /workspace, no network)" in status.text
+        assert status.data["sandbox"] == "bwrap (root at /workspace, no network)"
+        assert (await dbg.supervisor.status())["sandbox"] == status.data["sandbox"]
+
+        step = await dbg.ok("step_in")
+        assert step.data["stop"]["frame"] == {
+            **step.data["stop"]["frame"],
+            "name": "total",
+            "path": "prog.py",
+            "line": line_of(root / "prog.py", "acc = 0"),
+        }
+
+        done = await dbg.ok("continue")
+        assert done.data["outcome"] == "exited", done.text
+        assert done.data["exit_code"] == 0
+        output = (await dbg.ok("output")).text
+        assert "cwd /workspace" in output
+        assert "sum 10 host root visible: False" in output  # /tmp inside is not the host's
+
+        await dbg.run.aclose()
+        assert_gone(members, within=10)
+
+
+async def test_traceback_paths_are_relative_in_a_sandbox(tmp_path: Path, open_debugger) -> None:
+    root = _project(tmp_path / "proj")
+    with bwrap_sandbox(root) as sandbox:
+        dbg = await open_debugger(root, ports=Ports(sandbox=sandbox))
+        result = await dbg.ok("launch", program="boom.py")
+        assert result.data["outcome"] == "stopped" and "KeyError" in result.text
+        assert result.data["stop"]["frame"]["path"] == "boom.py"
+        done = await dbg.ok("continue")
+        assert done.data["outcome"] == "exited" and done.data["exit_code"] == 1
+        output = (await dbg.ok("output")).text
+        assert 'File "boom.py", line 2, in fail' in output, output
+        assert "/workspace" not in output
+        await dbg.run.aclose()
+
+
+async def test_run_close_mid_stop_leaves_nothing_in_bwrap(tmp_path: Path, open_debugger) -> None:
+    root = _project(tmp_path / "proj")
+    call_line = line_of(root / "prog.py", "# call total")
+    with bwrap_sandbox(root) as sandbox:
+        dbg = await open_debugger(root, ports=Ports(sandbox=sandbox))
+        await dbg.ok("breakpoints", file="prog.py", lines=[call_line])
+        assert (await dbg.ok("launch", program="prog.py")).data["outcome"] == "stopped"
+        sids, _ = dbg.processes()
+        members = [p for s in sids for p in session_members(s)]
+        assert len(members) >= 4  # bwrap, its init, the adapter, the launcher, the debuggee
+        await dbg.run.aclose()
+        assert_gone(members, within=10)
+        assert all(session_members(s) == [] for s in sids)
+
+
+def _tcp_adapter() -> Adapter:
+    adapter = ThirdParty("hang").adapter
+    return replace(adapter, id="fake-tcp", transport="tcp", dial_in=True, description="a TCP one")
+
+
+async def test_tcp_adapters_and_attach_are_refused_at_once(tmp_path: Path, open_debugger) -> None:
+    """dlv dials us on the host's 127.0.0.1, which a sandbox with its own network does not
+    reach: refused before anything starts, with what to do. Attaching to a port likewise."""
+    root = _project(tmp_path / "proj")
+    (root / "fake.toml").write_text("")
+    (root / "prog.fake").write_text("")
+    plugin = ThirdParty("hang")
+    plugin.adapter = _tcp_adapter()
+    with bwrap_sandbox(root) as sandbox:
+        dbg = await open_debugger(root, plugins=(("tp", plugin),), ports=Ports(sandbox=sandbox))
+        assert "fake-tcp: usable" in (await dbg.ok("adapters")).text  # found inside
+        started = time.monotonic()
+        refused = await dbg.err("launch", program="prog.fake")
+        assert time.monotonic() - started < 30
+        text = refused.text
+        assert "adapter fake-tcp (a TCP one) cannot work inside sandbox bwrap" in text
+        assert "talks TCP on 127.0.0.1" in text and "network=True" in text
+        assert dbg.supervisor.session is None  # nothing was started
+
+        attach = await dbg.err("attach", port=5678, adapter="debugpy")
+        assert "attach to port 5678 (adapter debugpy) cannot work inside sandbox" in attach.text
+        assert "network=True" in attach.text
+        assert dbg.supervisor.session is None
+
+
+def _descendants(pid: int) -> list[int]:
+    children: dict[int, list[int]] = {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            stat = Path(f"/proc/{entry}/stat").read_text()
+        except OSError:
+            continue
+        ppid = int(stat.rpartition(")")[2].split()[1])
+        children.setdefault(ppid, []).append(int(entry))
+    found, todo = [], [pid]
+    while todo:
+        for child in children.get(todo.pop(), []):
+            found.append(child)
+            todo.append(child)
+    return found
+
+
+def _readline(stream: IO[str], within: float) -> str:
+    """One line from the host, or fail after `within` seconds (never a hung test)."""
+    ready, _, _ = select.select([stream], [], [], within)
+    assert ready, f"no answer from the host within {within:g}s"
+    line = stream.readline()
+    assert line, "the host closed its stdout"
+    return line
+
+
+def test_sigkilled_host_leaves_no_debugpy_in_bwrap(tmp_path: Path) -> None:
+    """A `livetools session --sandbox bwrap` stopped at a breakpoint is SIGKILLed: the jail,
+    the adapter and the debuggee inside all go with it."""
+    require_bwrap()
+    root = _project(tmp_path / "proj")
+    call_line = line_of(root / "prog.py", "# call total")
+    cli = [sys.executable, "-m", "livetools.faces.cli", "session", "--root", str(root)]
+    host = subprocess.Popen(
+        [*cli, "--sandbox", "bwrap"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+    )
+    try:
+        assert host.stdin and host.stdout
+        for args in (
+            {"op": "breakpoints", "file": "prog.py", "lines": [call_line]},
+            {"op": "launch", "program": "prog.py"},
+        ):
+            host.stdin.write(json.dumps({"tool": "debug", "args": args}) + "\n")
+            host.stdin.flush()
+            reply = json.loads(_readline(host.stdout, within=120))
+            assert reply["ok"], reply
+        assert reply["data"]["stop"]["frame"] == {
+            **reply["data"]["stop"]["frame"],
+            "line": call_line,
+        }
+        left = _descendants(host.pid)
+        assert any("/workspace/prog.py" in c for c in _cmdlines(left)), _cmdlines(left)
+    finally:
+        host.kill()
+        host.wait(30)
+    assert_gone(left, within=10)
