@@ -15,13 +15,15 @@ from dataclasses import replace
 from pathlib import Path
 from typing import IO
 
+import pytest
+
 from livetools.ports import Ports
 from livetools.procs import session_members
 from livetools_debug.adapters import Adapter
 from tests.sandboxes import bwrap_sandbox, require_bwrap
 from tests.support import assert_gone
 
-from .conftest import line_of
+from .conftest import build_c, copy_project, line_of, require_delve, require_lldb
 from .test_faults_and_hooks import ThirdParty
 
 PROGRAM = """\
@@ -215,6 +217,69 @@ async def test_tcp_adapters_and_attach_are_refused_at_once(tmp_path: Path, open_
         assert "attach to port 5678 (adapter debugpy) cannot work inside sandbox" in attach.text
         assert "network=True" in attach.text
         assert dbg.supervisor.session is None
+
+
+async def test_lldb_in_bwrap_with_a_binary_built_on_the_host(tmp_path: Path, open_debugger) -> None:
+    """The binary's debug info names host paths; the adapter inside is told the inside's, and
+    `target.source-map` joins them: breakpoints verify, frames come back relative."""
+    require_lldb()
+    root = copy_project("c", tmp_path)
+    build_c(root, "-g", "-O0")
+    call_line = line_of(root / "main.c", "/* call total */")
+    with bwrap_sandbox(root) as sandbox:
+        dbg = await open_debugger(root, ports=Ports(sandbox=sandbox))
+        await dbg.ok("breakpoints", file="main.c", lines=[call_line])
+        result = await dbg.ok("launch", program="app")
+        assert "with lldb inside sandbox bwrap" in result.text
+        assert result.data["breakpoints"][0]["verified"] is True, result.text
+        frame = result.data["stop"]["frame"]
+        assert (frame["path"], frame["line"]) == ("main.c", call_line)
+        stack = await dbg.ok("stack")
+        assert stack.data["frames"][0]["path"] == "main.c"
+        assert (await dbg.ok("evaluate", expression="items[3] + items[4]")).text.startswith("7")
+        sids, _ = dbg.processes()
+        members = [p for s in sids for p in session_members(s)]
+        assert any(c.startswith("/workspace/app") for c in _cmdlines(members)), _cmdlines(members)
+        done = await dbg.ok("continue")
+        assert done.data["outcome"] == "exited" and done.data["exit_code"] == 3
+        assert "result 10 1199" in (await dbg.ok("output")).text
+        await dbg.run.aclose()
+        assert_gone(members, within=10)
+
+
+@pytest.fixture
+def go_cache() -> Path:
+    """The user's Go build cache (warm from the host tests), made if missing."""
+    require_delve()
+    found = subprocess.run(["go", "env", "GOCACHE"], capture_output=True, text=True, timeout=60)
+    cache = Path(found.stdout.strip())
+    cache.mkdir(parents=True, exist_ok=True)
+    return cache
+
+
+async def test_delve_in_bwrap_with_the_host_network(
+    tmp_path: Path, go_cache: Path, open_debugger
+) -> None:
+    """With the host's network the dial-in reaches us, and the frames on that socket are
+    path-mapped too. The Go build cache is bound writable: the home is read-only inside."""
+    root = copy_project("go", tmp_path)
+    cache = go_cache
+    call_line = line_of(root / "main.go", "// call total")
+    with bwrap_sandbox(root, network=True, binds=[cache]) as sandbox:
+        dbg = await open_debugger(root, ports=Ports(sandbox=sandbox))
+        await dbg.ok("breakpoints", file="main.go", lines=[call_line])
+        result = await dbg.ok("launch", program=".")
+        assert "with delve inside sandbox bwrap" in result.text
+        frame = result.data["stop"]["frame"]
+        assert (frame["path"], frame["line"]) == ("main.go", call_line), result.text
+        assert (await dbg.ok("evaluate", expression="len(items)")).text.startswith("100")
+        sids, _ = dbg.processes()
+        members = [p for s in sids for p in session_members(s)]
+        done = await dbg.ok("continue")
+        assert done.data["outcome"] == "exited" and done.data["exit_code"] == 3
+        assert "result 10 1000" in (await dbg.ok("output")).text
+        await dbg.run.aclose()
+        assert_gone(members, within=10)
 
 
 def _descendants(pid: int) -> list[int]:

@@ -265,6 +265,18 @@ def _is_native_executable(program: Path) -> bool:
         return False
 
 
+def _lldb_init(sandbox: Sandbox | None) -> list[str]:
+    """The debuggee's stdin is a pty that never ends: a read would block forever. In a sandbox,
+    a binary built on the host names its sources by host paths in its debug info, while the
+    wire speaks the inside's: `target.source-map` joins the two (a binary built inside has no
+    host paths, so the mapping changes nothing for it)."""
+    commands = ["settings set target.input-path /dev/null"]
+    if sandbox is not None and not sandbox.paths.identity:
+        host, inside = sandbox.paths.host, sandbox.paths.inside
+        commands.append(f'settings set target.source-map "{host}" "{inside}"')
+    return commands
+
+
 def _lldb_launch(info: LaunchInfo) -> dict[str, Any]:
     return {
         "request": "launch",
@@ -272,8 +284,7 @@ def _lldb_launch(info: LaunchInfo) -> dict[str, Any]:
         "args": info.args,
         "cwd": str(info.cwd),
         "stopOnEntry": False,
-        # The debuggee's stdin is a pty that never ends: a read would block forever.
-        "initCommands": ["settings set target.input-path /dev/null"],
+        "initCommands": _lldb_init(info.sandbox),
     }
 
 
@@ -281,7 +292,7 @@ def _lldb_attach(info: AttachInfo) -> dict[str, Any]:
     return {
         "request": "attach",
         "attachCommands": [f"gdb-remote {info.host}:{info.port}"],
-        "initCommands": ["settings set target.input-path /dev/null"],
+        "initCommands": _lldb_init(info.sandbox),
     }
 
 

@@ -488,6 +488,15 @@ class Session:
         tail = self.child.stderr_tail(8).strip()
         return f"; adapter stderr: {tail}" if tail else ""
 
+    def _said(self) -> str:
+        """What the debuggee or its build printed before a failed launch: dlv answers "Build
+        error: Check the debug console for details", and the details are in that output."""
+        text = self.shown(self.output.text()).strip()
+        if not text:
+            return ""
+        tail = "\n".join(text.splitlines()[-8:])
+        return "; output: " + (tail if len(tail) <= 800 else "…" + tail[-800:])
+
     async def _initialize(self) -> None:
         assert self.client is not None
         self.capabilities = await self.client.request(
@@ -575,7 +584,7 @@ class Session:
             text = str(exc)
             if detail and detail not in text:
                 text = f"{text} ({detail})"
-            text = f"{self.adapter.id} {command} failed: {text}{self._tail()}"
+            text = f"{self.adapter.id} {command} failed: {text}{self._tail()}{self._said()}"
             self.ended_reason = text
             await self.close("ended")
             raise ToolError(text) from None
