@@ -83,11 +83,18 @@ def http_client(token: str | None = None, **headers: str) -> httpx2.AsyncClient:
 
 @asynccontextmanager
 async def connect(
-    era: str, url: str, token: str | None = None, elicitation: Any = None
+    era: str,
+    url: str,
+    token: str | None = None,
+    elicitation: Any = None,
+    http: httpx2.AsyncClient | None = None,
 ) -> AsyncIterator[Conn]:
+    """A connected client in `era`; `http` (the caller's, e.g. with OAuth) instead of a bearer
+    token."""
     conn = Conn(era)
     async with AsyncExitStack() as stack:
-        http = await stack.enter_async_context(http_client(token))
+        if http is None:
+            http = await stack.enter_async_context(http_client(token))
         transport = streamable_http_client(url, http_client=http)
         if era == "handshake":
             read, write = await stack.enter_async_context(transport)

@@ -140,15 +140,18 @@ def test_harness_token_verifier(tmp_path: Path) -> None:
     with serve_http(*args, env={"PYTHONPATH": env["PYTHONPATH"]}) as server:
         with httpx2.Client(base_url=server.url, timeout=WAIT) as http:
             assert http.post("/runs", json={"root": "proj"}).status_code == 401
+            # A token the verifier vouches for, without the scope: 403 (RFC 6750
+            # insufficient_scope), so a client asks for more rather than logging in again.
             reader = {"Authorization": "Bearer reader"}
-            assert http.post("/runs", json={"root": "proj"}, headers=reader).status_code == 401
+            assert http.post("/runs", json={"root": "proj"}, headers=reader).status_code == 403
             made = http.post(
                 "/runs", json={"root": "proj"}, headers={"Authorization": "Bearer admin"}
             )
             assert made.status_code == 201, made.text
             url = made.json()["url"]
         assert post(f"{server.url}{url}").status_code == 401
-        assert post(f"{server.url}{url}", Authorization="Bearer admin").status_code == 401
+        assert post(f"{server.url}{url}", Authorization="Bearer admin").status_code == 403
+        assert post(f"{server.url}{url}", Authorization="Bearer nobody").status_code == 401
         assert post(f"{server.url}{url}", Authorization="Bearer reader").status_code == 200
         token = made.json()["token"]
         assert post(f"{server.url}{url}", Authorization=f"Bearer {token}").status_code == 200

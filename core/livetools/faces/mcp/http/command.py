@@ -61,6 +61,24 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         metavar="MODULE:ATTR",
         help="--http: a TokenVerifier (or a factory of one) for the harness's tokens",
     )
+    p.add_argument(
+        "--auth-issuer",
+        metavar="URL",
+        help="--http: the OAuth authorization server issuing the verifier's tokens (serves RFC "
+        "9728 metadata and points 401s at it)",
+    )
+    p.add_argument(
+        "--resource-url",
+        metavar="ORIGIN",
+        help="--http: the public origin clients use (a proxy's), for the OAuth metadata",
+    )
+    p.add_argument(
+        "--required-scope",
+        action="append",
+        default=[],
+        metavar="SCOPE",
+        help="--http: a scope every verified token must carry (403 without), repeatable",
+    )
 
 
 class SetupError(Exception):
@@ -106,6 +124,42 @@ def load_verifier(spec: str | None) -> Any:
     return verifier
 
 
+def load_resource(args: argparse.Namespace, verifier: Any) -> Any:
+    """The OAuth protected-resource settings, from the flags or from an `auth_settings` (the
+    SDK's `AuthSettings`) that the harness's verifier carries; the flags win. Checked through
+    the SDK's own validation (an https issuer, or loopback)."""
+    from mcp.server.auth.routes import validate_issuer_url
+    from mcp.server.auth.settings import AuthSettings
+
+    from .security import ProtectedResource, parse_origin
+
+    carried = getattr(verifier, "auth_settings", None)
+    carried = carried if isinstance(carried, AuthSettings) else None
+    issuer = args.auth_issuer or (str(carried.issuer_url) if carried else None)
+    if issuer is None:
+        if args.resource_url or args.required_scope:
+            raise SetupError("--resource-url and --required-scope need --auth-issuer")
+        return None
+    if verifier is None:
+        raise SetupError("--auth-issuer needs --token-verifier: the verifier checks its tokens")
+    resource_url = args.resource_url or (carried.resource_server_url if carried else None)
+    scopes = args.required_scope or (carried.required_scopes if carried else None)
+    try:
+        settings = AuthSettings(
+            issuer_url=issuer,  # type: ignore[arg-type]  # validated into an AnyHttpUrl
+            resource_server_url=resource_url,  # type: ignore[arg-type]
+            required_scopes=scopes or None,
+            validate_token_resource=False,  # per endpoint, in the gate: each run is a resource
+        )
+        validate_issuer_url(settings.issuer_url)
+        origin = parse_origin(str(settings.resource_server_url)) if resource_url else None
+    except ValueError as exc:
+        raise SetupError(f"OAuth metadata: {exc}") from None
+    return ProtectedResource(
+        str(settings.issuer_url), origin, tuple(settings.required_scopes or ())
+    )
+
+
 def main(args: argparse.Namespace, root: Path | None, options: dict[str, Any]) -> int:
     try:
         return asyncio.run(_serve(args, root, options))
@@ -128,6 +182,7 @@ async def _serve(args: argparse.Namespace, root: Path | None, options: dict[str,
     bind_host, port = parse_bind(args.http)
     token = read_token(args)
     verifier = load_verifier(args.token_verifier)
+    resource = load_resource(args, verifier)
     runs_under = Path(args.runs_under) if args.runs_under else None
     if runs_under is not None and not runs_under.is_dir():
         raise SetupError(f"--runs-under {args.runs_under}: not a directory")
@@ -158,6 +213,7 @@ async def _serve(args: argparse.Namespace, root: Path | None, options: dict[str,
         allow_origins=args.allow_origin,
         admin_token=token if runs_under is not None else None,
         verifier=verifier,
+        resource=resource,
     )
     opener: Callable[[], Awaitable[None]] | None = None
     if runs_under is None:

@@ -4,7 +4,9 @@ of every route, then
 - `/mcp`: the one run of `--root`;
 - `/runs` (admin token): POST opens a run → `{run_id, url, token}`, GET lists them;
   `/runs/<id>` DELETE closes one; `/runs/<id>/mcp` is that run's MCP endpoint (its own token);
-- `/healthz` (no token) and `/metrics` (admin token when tokens are configured).
+- `/healthz` (no token) and `/metrics` (admin token when tokens are configured);
+- `/.well-known/oauth-protected-resource[/<endpoint>]` (no token): RFC 9728 metadata when a
+  harness's verifier comes with an authorization server (`--auth-issuer`).
 
 The MCP endpoints are the SDK's session manager of each run, so both protocol eras are served
 on the same URL."""
@@ -24,7 +26,15 @@ from starlette.types import Message, Receive, Scope, Send
 from .cancel import DropWatch, cancel_dropped
 from .metrics import Metrics
 from .runs import SINGLE_ID, RunRefused, Runs, RunSlot
-from .security import Gate, bearer
+from .security import (
+    ADMIN_SCOPE,
+    ANY_RUN_SCOPE,
+    RUN_SCOPE_PREFIX,
+    WELL_KNOWN,
+    Gate,
+    Verdict,
+    bearer,
+)
 
 log = logging.getLogger("livetools.serve.http")
 
@@ -124,9 +134,13 @@ class App:
                 scope, receive, send
             )
             return "healthz"
+        if path == WELL_KNOWN or path.startswith(WELL_KNOWN + "/"):
+            await self._metadata(scope, path[len(WELL_KNOWN) :])(scope, receive, send)
+            return "metadata"
         if path == "/metrics":
-            if self.gate.has_tokens and not await self.gate.admits_admin(token):
-                await _unauthorized()(scope, receive, send)
+            if self.gate.has_tokens and (verdict := await self.gate.admin(token)) != "ok":
+                refusal = self._refusal(scope, verdict, "", [ADMIN_SCOPE], "/metrics")
+                await refusal(scope, receive, send)
                 return "metrics"
             self.metrics.tool_calls = self.runs.tool_calls()
             text = self.metrics.render()
@@ -142,10 +156,9 @@ class App:
             if len(parts) == 3 and parts[2] == "mcp":
                 await self._mcp(self.runs.get(parts[1]), parts[1], token, scope, receive, send)
                 return "run_mcp"
-            if not await self.gate.admits_admin(token):
-                await _unauthorized("the runs API needs the admin bearer token")(
-                    scope, receive, send
-                )
+            if (verdict := await self.gate.admin(token)) != "ok":
+                refusal = self._refusal(scope, verdict, "", [ADMIN_SCOPE], "the runs API")
+                await refusal(scope, receive, send)
                 return "runs"
             if len(parts) == 1 and method == "POST":
                 response = await self._create(request)
@@ -180,8 +193,16 @@ class App:
                 scope, receive, send
             )
             return
-        if not await self.gate.admits_run(token, run_id, slot.token, single=self.single):
-            await _unauthorized()(scope, receive, send)
+        path = scope["path"].rstrip("/")
+        audience = None
+        if self.gate.resource is not None:
+            audience = (self.gate.resource.base(*self._origin_of(scope)), path)
+        verdict = await self.gate.run(
+            token, run_id, slot.token, single=self.single, audience=audience
+        )
+        if verdict != "ok":
+            scopes = [] if self.single else [f"{RUN_SCOPE_PREFIX}{run_id}", ANY_RUN_SCOPE]
+            await self._refusal(scope, verdict, path, scopes[:1], "this run")(scope, receive, send)
             return
         self.metrics.protocols[_protocol_label(scope)] += 1
         watch = DropWatch(scope, receive, send)
@@ -190,6 +211,46 @@ class App:
                 await slot.face.manager.handle_request(scope, watch.receive, watch.send)
             finally:
                 await cancel_dropped(slot.face.manager.handle_request, watch)
+
+    # -- tokens and OAuth metadata ----------------------------------------------------------
+
+    @staticmethod
+    def _origin_of(scope: Scope) -> tuple[str, str]:
+        host = next((v for k, v in scope.get("headers") or () if k == b"host"), b"localhost")
+        return scope.get("scheme", "http"), host.decode("latin-1")
+
+    def _refusal(
+        self, scope: Scope, verdict: Verdict, path: str, scopes: list[str], what: str
+    ) -> Response:
+        """401 (log in) or 403 (a token without the scope `what` needs). With OAuth metadata
+        configured, `WWW-Authenticate` says where it is and which scope to ask for."""
+        resource = self.gate.resource
+        if resource is None:
+            if verdict == "forbidden":
+                return _error(403, f"the token does not open {what}")
+            return _unauthorized(f"{what}: missing or invalid bearer token")
+        challenge = resource.challenge(
+            resource.base(*self._origin_of(scope)), path, verdict, scopes
+        )
+        status, message = (
+            (403, f"the token does not carry the scope {what} needs")
+            if verdict == "forbidden"
+            else (401, f"{what}: missing or invalid bearer token")
+        )
+        return _error(status, message, **{"WWW-Authenticate": challenge})
+
+    def _metadata(self, scope: Scope, suffix: str) -> Response:
+        """RFC 9728 protected-resource metadata of the server ("") or one MCP endpoint."""
+        resource = self.gate.resource
+        if resource is None:
+            return _error(404, "no OAuth metadata: this server takes its own bearer tokens")
+        if scope["method"] not in ("GET", "HEAD"):
+            return _error(405, "GET only")
+        base = resource.base(*self._origin_of(scope))
+        document = resource.document(base, suffix, self.single)
+        if document is None:
+            return _error(404, f"{suffix}: not an MCP endpoint of this server")
+        return JSONResponse(document, headers={"Cache-Control": "public, max-age=3600"})
 
     # -- the runs API ------------------------------------------------------------------------
 
