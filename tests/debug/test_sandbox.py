@@ -189,6 +189,50 @@ async def test_run_close_mid_stop_leaves_nothing_in_bwrap(tmp_path: Path, open_d
         assert all(session_members(s) == [] for s in sids)
 
 
+async def test_adapters_and_what_they_need_are_looked_up_inside(
+    tmp_path: Path, open_debugger, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Binaries on the host's PATH in a folder the sandbox does not show (under the host's
+    /tmp) are usable on the host and not in the sandbox, and the reason says where."""
+    root = _project(tmp_path / "proj")
+    (root / "fake.toml").write_text("")
+    (root / "prog.fake").write_text("")
+    tools = tmp_path / "bin"
+    tools.mkdir()
+    for name in ("lt-dap-on-host", "lt-need-on-host"):
+        (tools / name).write_text("#!/bin/sh\nexit 0\n")
+        (tools / name).chmod(0o755)
+    monkeypatch.setenv("PATH", f"{tools}{os.pathsep}{os.environ['PATH']}")
+    binary = ThirdParty("hang")
+    binary.adapter = replace(binary.adapter, id="fake-bin", command=("lt-dap-on-host",))
+    needs = ThirdParty("hang")
+    needs.adapter = replace(needs.adapter, id="fake-needs", requires=("lt-need-on-host",))
+    plugins = (("bin", binary), ("needs", needs))
+
+    on_host = (await (await open_debugger(root, plugins=plugins)).ok("adapters")).text
+    assert "fake-bin: usable" in on_host and "fake-needs: usable" in on_host
+    with bwrap_sandbox(root) as sandbox:
+        dbg = await open_debugger(root, plugins=plugins, ports=Ports(sandbox=sandbox))
+        inside = (await dbg.ok("adapters")).text
+        assert "fake-bin: not usable: binary not on PATH inside sandbox bwrap: lt-dap-on-host" in (
+            inside
+        )
+        assert (
+            "fake-needs: not usable: binary not on PATH inside sandbox bwrap: lt-need-on-host "
+            "(needed to launch)"
+        ) in inside
+        refused = await dbg.err("launch", program="prog.fake", adapter="fake-needs")
+        assert "lt-need-on-host (needed to launch)" in refused.text
+
+    # A sandbox that cannot start anything says so, instead of "binary not on PATH"
+    with bwrap_sandbox(root, bwrap="no-such-bwrap") as broken:
+        dbg = await open_debugger(root, ports=Ports(sandbox=broken))
+        started = time.monotonic()
+        refused = await dbg.err("launch", program="prog.py")
+        assert time.monotonic() - started < 30
+        assert "the sandbox cannot start processes: cannot start 'no-such-bwrap'" in refused.text
+
+
 def _tcp_adapter() -> Adapter:
     adapter = ThirdParty("hang").adapter
     return replace(adapter, id="fake-tcp", transport="tcp", dial_in=True, description="a TCP one")
