@@ -63,15 +63,18 @@ def last_json(text: str) -> dict[str, Any] | None:
         return None
 
 
-def inspector(served: Served, era: str, tmp_path: Path, *args: str, token: str = TOKEN) -> Outcome:
-    """Run the Inspector's CLI; its catalog, config and secret store go to tmp_path, not ~."""
+def inspector(
+    served: Served, era: str, tmp_path: Path, *args: str, token: str = TOKEN, path: str = "/mcp"
+) -> Outcome:
+    """Run the Inspector's CLI on the endpoint at `path`; its catalog, config and secret store
+    go to tmp_path, not ~."""
     store = tmp_path / "inspector"
     command = [
         "bash",
         str(SCRIPT),
         "inspector",
         "--cli",
-        f"{served.url}/mcp",
+        f"{served.url}{path}",
         "--transport",
         "http",
         "--protocol-era",
@@ -182,3 +185,29 @@ def test_a_wrong_token_is_refused(served: Served, era: str, tmp_path: Path) -> N
     assert out.rc != 0 and out.error is not None, out.output
     assert out.error["code"] == "auth_required", out.output
     assert protocols(served) == before
+
+
+@pytest.mark.parametrize("era", ERAS)
+def test_a_run_of_a_run_server_by_its_url(era: str, tmp_path: Path) -> None:
+    """The run is a URL: the Inspector reaches a run of `--runs-under` at /runs/<id>/mcp with
+    that run's token; the admin token does not open it."""
+    require_inspector()
+    under = tmp_path / "runs"
+    (under / "proj").mkdir(parents=True)
+    (under / "proj" / "b.py").write_text("x = 1 + 2\n")
+    with serve_http("--runs-under", str(under), env={"LIVETOOLS_HTTP_TOKEN": TOKEN}) as server:
+        made = httpx2.post(
+            f"{server.url}/runs",
+            json={"root": "proj"},
+            headers={"Authorization": f"Bearer {TOKEN}"},
+            timeout=WAIT,
+        )
+        assert made.status_code == 201, made.text
+        run = made.json()
+        call = ("--method", "tools/call", "--tool-name", "ast_grep", "--tool-arg", "pattern=1 + 2")
+        out = inspector(server, era, tmp_path, *call, token=run["token"], path=run["url"])
+        assert out.rc == 0 and out.result is not None, out.output
+        assert "b.py:1: 1 + 2" in text_of(out.result), out.output
+        refused = inspector(server, era, tmp_path, *call, path=run["url"])  # the admin token
+        assert refused.rc != 0 and refused.error is not None, refused.output
+        assert refused.error["code"] == "auth_required", refused.output
