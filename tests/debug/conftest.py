@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import shutil
 import subprocess
+import sys
 import time
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -104,6 +105,15 @@ def assert_gone(sids: list[int], pid: int | None = None) -> None:
         assert session_members(sid) == [], f"processes left in session {sid}"
     if pid is not None:
         assert process_state(pid) in (None, "Z"), f"debuggee {pid} still alive"
+
+
+@pytest.fixture
+def venv_project(tmp_path: Path) -> Path:
+    """The py sample with its own .venv (no debugpy in it: the debuggee does not need it)."""
+    root = copy_project("py", tmp_path)
+    venv = [sys.executable, "-m", "venv", "--without-pip", str(root / ".venv")]
+    subprocess.run(venv, check=True, timeout=120)
+    return root
 
 
 @pytest.fixture

@@ -6,12 +6,9 @@ from __future__ import annotations
 import asyncio
 import os
 import re
-import subprocess
 import sys
 import time
 from pathlib import Path
-
-import pytest
 
 from livetools.procs import ChildProcess, session_members
 from livetools.wire import free_port
@@ -292,15 +289,6 @@ async def test_run_close_mid_stop_leaves_nothing(tmp_path: Path, open_debugger) 
     assert pid is not None
     await dbg.run.aclose()
     assert_gone(sids, pid)
-
-
-@pytest.fixture
-def venv_project(tmp_path: Path) -> Path:
-    """The sample with its own .venv (no debugpy in it: the debuggee does not need it)."""
-    root = copy_project("py", tmp_path)
-    venv = [sys.executable, "-m", "venv", "--without-pip", str(root / ".venv")]
-    subprocess.run(venv, check=True, timeout=120)
-    return root
 
 
 async def test_project_venv_is_the_debuggee(venv_project: Path, open_debugger) -> None:

@@ -233,6 +233,19 @@ async def test_adapters_and_what_they_need_are_looked_up_inside(
         assert "the sandbox cannot start processes: cannot start 'no-such-bwrap'" in refused.text
 
 
+async def test_the_project_venv_is_the_debuggee_inside(venv_project: Path, open_debugger) -> None:
+    """The venv's python, a host path under the root in the launch config, reaches the adapter
+    as the inside's path: the debuggee runs on it there."""
+    root = venv_project
+    with bwrap_sandbox(root) as sandbox:
+        dbg = await open_debugger(root, ports=Ports(sandbox=sandbox))
+        result = await dbg.ok("launch", program="app.py", args=["where"])
+        if result.data["outcome"] == "stopped":  # sys.exit(3): an uncaught SystemExit
+            await dbg.ok("continue")
+        output = (await dbg.ok("output")).text
+        assert "python: /workspace/.venv/bin/python" in output, output
+
+
 def _tcp_adapter() -> Adapter:
     adapter = ThirdParty("hang").adapter
     return replace(adapter, id="fake-tcp", transport="tcp", dial_in=True, description="a TCP one")
