@@ -12,15 +12,18 @@ import subprocess
 import sys
 import time
 import uuid
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
-from livetools import Ports
+from livetools import Ports, hookimpl
 from livetools.procs import reaper_pid
-from tests.eval.support import cell, kernel_pids, open_run
+from livetools_eval import KernelSpec, KernelUnavailable
+from livetools_eval.builtin import builtin_kernels, deno_argv
+from tests.eval.support import cell, host, kernel_pids, open_run
 from tests.sandboxes import bwrap_sandbox, require_bwrap
-from tests.support import alive, assert_gone, plugin_env
+from tests.support import alive, assert_gone, missing, plugin_env
 
 TOKEN_ENV = "LIVETOOLS_TEST_SANDBOX_TOKEN"
 
@@ -157,3 +160,65 @@ def test_nothing_survives_a_sigkilled_host(tmp_path: Path, token: str) -> None:
         host.kill()
         host.wait(10)
     assert_gone(pids, within=10)
+
+
+class TcpPython:
+    """ipykernel told to speak TCP only, as most installed kernelspecs do: it reaches the host
+    through the relay, and its signal-mode interrupt through the relay's forwarding."""
+
+    @hookimpl
+    def livetools_eval_kernels(self, run: object) -> list[KernelSpec]:
+        return [replace(builtin_kernels()[0], name="tcp-ipykernel", transport="tcp")]
+
+
+async def test_a_tcp_only_kernel_is_relayed_over_the_shared_folder(
+    tmp_path: Path, token: str
+) -> None:
+    (tmp_path / "notes.txt").write_text("alpha\n")
+    with bwrap_sandbox(tmp_path) as sandbox:
+        async with open_run(
+            tmp_path,
+            host_=host(("tcp", TcpPython())),
+            ports=Ports(sandbox=sandbox),
+            eval_idle_timeout=1.0,
+        ) as run:
+            first = await cell(run, "import os\nx = 3\nos.getcwd()")
+            assert first.text == "'/workspace'", first.text
+            kernel = run.resource("eval").live["python"]
+            assert kernel.spec.name == "tcp-ipykernel"
+            conn = await cell(
+                run, "from ipykernel.kernelapp import IPKernelApp\nIPKernelApp.instance().transport"
+            )
+            assert conn.text == "'tcp'"  # the kernel's side; ours is a unix socket
+            read = await cell(run, "tool('read', {'path': 'notes.txt'}).text")
+            assert read.text == "'alpha\\n'", read.text
+            busy = await cell(run, "while True:\n    pass")
+            assert busy.data["status"] == "interrupted", busy.text
+            assert (await cell(run, "x")).text == "3"
+            pids = marked(token)
+        assert_gone(pids, within=10)
+
+
+async def test_deno_runs_inside_through_the_relay(tmp_path: Path, token: str) -> None:
+    try:
+        deno_argv()
+    except KernelUnavailable as exc:
+        missing(str(exc))
+    (tmp_path / "notes.txt").write_text("alpha\n")
+    with bwrap_sandbox(tmp_path) as sandbox:
+        async with open_run(tmp_path, ports=Ports(sandbox=sandbox), eval_idle_timeout=1.0) as run:
+            first = await cell(run, "let x = 5;\nDeno.cwd()", language="javascript")
+            assert first.text == '"/workspace"', first.text
+            read = await cell(run, "tool('read', {path: 'notes.txt'}).text", language="javascript")
+            assert read.text == '"alpha\\n"', read.text
+            net = await cell(
+                run,
+                "await fetch('http://192.0.2.1/').catch((e) => 'failed')",
+                language="javascript",
+            )
+            assert net.text == '"failed"', net.text
+            busy = await cell(run, "while (true) {}", language="javascript")
+            assert busy.data["status"] == "interrupted", busy.text
+            assert (await cell(run, "x + 1", language="javascript")).text == "6"
+            pids = marked(token)
+        assert_gone(pids, within=10)

@@ -13,11 +13,13 @@ import json
 import os
 import shutil
 import signal
+import sys
 import tempfile
 import time
 import uuid
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
+from importlib import resources
 from pathlib import Path
 from typing import Any
 
@@ -30,6 +32,8 @@ MARKER = "\x1fTOOL\x1f"  # prefix of a bridge request travelling as an input_req
 EOF = "\x04"  # ipykernel raises EOFError in the cell for this input_reply
 BRIDGE_RECHECK = 1.0  # seconds between looks at a pending bridge call (see execute)
 SETTLE_MAX = 0.25  # longest wait for output trailing a cell's idle status (see execute)
+
+RELAY = resources.files("livetools_eval") / "kernel_side" / "relay.py"
 
 Event = tuple[str, Any]
 Bridge = Callable[[dict[str, Any]], Awaitable[Any]]
@@ -125,15 +129,21 @@ class Kernel:
         except KernelUnavailable as exc:
             raise KernelStartError(str(exc)) from None
         transport, self._workdir = self._place()
+        relayed = transport == "relay"
         ip = str(self._workdir / "k") if transport == "ipc" else "127.0.0.1"
         conn_file, info = write_connection_file(
             str(self._workdir / "kernel.json"),
             ip=ip,
             key=uuid.uuid4().hex.encode(),
-            transport=transport,
+            transport="tcp" if relayed else transport,
             kernel_name=self.spec.name,
         )
         argv = [a.replace("{connection_file}", conn_file) for a in template]
+        if relayed:  # the kernel listens on the inside's loopback, we on unix sockets
+            prefix = str(self._workdir / "r")
+            info = info.copy()
+            info["transport"], info["ip"] = "ipc", prefix
+            argv = [sys.executable, str(RELAY), conn_file, prefix, "--", *argv]
         try:
             self.child = await spawn(
                 self.sandbox,
@@ -163,15 +173,19 @@ class Kernel:
         self.started_in = time.monotonic() - t0
 
     def _place(self) -> tuple[str, Path]:
-        """The transport and the private (0700) folder of the connection file. A sandbox with a
-        shared folder gets both there, and unix sockets when the kernel speaks them (TCP does
-        not cross a network namespace); a sandbox sharing nothing (a `wrap(argv)` launcher that
-        keeps the host's file system) gets loopback TCP, which any sandbox can reach."""
-        shared = self.sandbox.shared_dir if self.sandbox is not None else None
-        if self.sandbox is None or shared is not None:
-            folder = Path(tempfile.mkdtemp(prefix="lt-eval-", dir=shared))
-            return self.spec.transport, folder
-        return "tcp", Path(tempfile.mkdtemp(prefix="lt-eval-"))
+        """The transport ("ipc", "tcp", or "relay") and the private (0700) folder of the
+        connection file. A sandbox with a shared folder gets the folder there, and unix sockets
+        (TCP does not cross a network namespace): the kernel's own when it speaks them, else
+        through a relay inside that turns them into its loopback TCP (relay.py). A sandbox
+        sharing no folder (a `wrap(argv)` launcher keeping the host's file system) gets
+        loopback TCP."""
+        if self.sandbox is None:
+            return self.spec.transport, Path(tempfile.mkdtemp(prefix="lt-eval-"))
+        shared = self.sandbox.shared_dir
+        if shared is None:
+            return "tcp", Path(tempfile.mkdtemp(prefix="lt-eval-"))
+        folder = Path(tempfile.mkdtemp(prefix="lt-eval-", dir=shared))
+        return ("ipc" if self.spec.transport == "ipc" else "relay"), folder
 
     def _env(self) -> dict[str, str]:
         env = dict(os.environ)
