@@ -377,6 +377,7 @@ def test_sigkilled_host_leaves_no_debugpy_in_bwrap(tmp_path: Path) -> None:
     host = subprocess.Popen(
         [*cli, "--sandbox", "bwrap"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
     )
+    left: list[int] = []
     try:
         assert host.stdin and host.stdout
         for args in (

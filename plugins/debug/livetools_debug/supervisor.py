@@ -52,7 +52,7 @@ class DebugSupervisor(Resource):
         sandbox = self.sandbox
         return sandbox.describe() if sandbox is not None else None
 
-    def refuse_tcp(self, adapter: Adapter, what: str) -> None:
+    def refuse_tcp(self, what: str, instead: str) -> None:
         """TCP on the host's loopback does not reach a sandbox with a network of its own, and a
         dial-in that never comes would only end at the connect timeout: say so at once."""
         sandbox = self.sandbox
@@ -62,7 +62,7 @@ class DebugSupervisor(Resource):
             f"{what} cannot work inside sandbox {sandbox.describe()}: it talks TCP on 127.0.0.1, "
             "and the sandbox has a network of its own, so the host's loopback does not reach it. "
             "Run with a sandbox that shares the host network (e.g. BwrapSandbox(root, "
-            "network=True)), or debug a program whose adapter talks over stdio (debugpy, lldb)"
+            f"network=True)), or {instead}"
         )
 
     # -- adapters ------------------------------------------------------------------------------
@@ -131,9 +131,8 @@ class DebugSupervisor(Resource):
         found = await self.choose(program, adapter)
         assert found.detection.binary is not None
         if found.adapter.transport == "tcp":
-            self.refuse_tcp(
-                found.adapter, f"adapter {found.adapter.id} ({found.adapter.description})"
-            )
+            what = f"adapter {found.adapter.id} ({found.adapter.description})"
+            self.refuse_tcp(what, "debug a program whose adapter talks over stdio (debugpy, lldb)")
         cwd = found.detection.root or self.root
         session = Session(
             found.adapter,
@@ -150,10 +149,12 @@ class DebugSupervisor(Resource):
         return await session.wait_first_stop(self.launch_wait)
 
     async def attach(self, port: int, adapter: str | None) -> Outcome:
+        """In a sandbox (with the host's network) the debug server is taken to run inside it,
+        as the conversation's code does: the frames are path-mapped like a launch's."""
         self._refuse_second()
         chosen = await self._attach_adapter(adapter)
         a = chosen.adapter
-        self.refuse_tcp(a, f"attach to port {port} (adapter {a.id})")
+        self.refuse_tcp(f"attach to port {port} (adapter {a.id})", "`launch` the program instead")
         timeout = self.request_timeout
         session = Session(
             a,
