@@ -222,3 +222,27 @@ async def test_deno_runs_inside_through_the_relay(tmp_path: Path, token: str) ->
             assert (await cell(run, "x + 1", language="javascript")).text == "6"
             pids = marked(token)
         assert_gone(pids, within=10)
+
+
+class Absent:
+    """Kernels whose program exists on the host's PATH check but not inside the sandbox."""
+
+    @hookimpl
+    def livetools_eval_kernels(self, run: object) -> list[KernelSpec]:
+        argv = ["/nonexistent/kernel", "{connection_file}"]
+        return [
+            KernelSpec("python", "absent-ipc", argv, transport="ipc"),
+            KernelSpec("javascript", "absent-tcp", argv, transport="tcp"),
+        ]
+
+
+async def test_a_kernel_missing_inside_is_a_clear_error(tmp_path: Path) -> None:
+    with bwrap_sandbox(tmp_path) as sandbox:
+        async with open_run(
+            tmp_path, host_=host(("absent", Absent())), ports=Ports(sandbox=sandbox)
+        ) as run:
+            direct = await cell(run, "1")
+            assert direct.is_error and "could not start the python kernel" in direct.text
+            assert "/nonexistent/kernel" in direct.text, direct.text  # bwrap's own words
+            relayed = await cell(run, "1", language="javascript")
+            assert relayed.is_error and "cannot start the kernel" in relayed.text, relayed.text

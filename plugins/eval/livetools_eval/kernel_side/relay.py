@@ -73,7 +73,11 @@ async def main(info: dict[str, object], prefix: str, argv: list[str]) -> int:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(path)
         servers.append(await asyncio.start_unix_server(server(port), path=path))
-    kernel = await asyncio.create_subprocess_exec(*argv)
+    try:
+        kernel = await asyncio.create_subprocess_exec(*argv)
+    except OSError as exc:
+        print(f"cannot start the kernel {argv[0]!r} inside the sandbox: {exc}", file=sys.stderr)
+        return 127
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
         loop.add_signal_handler(sig, kernel.send_signal, sig)
