@@ -61,6 +61,10 @@ def token(monkeypatch: pytest.MonkeyPatch) -> str:
 async def test_cells_run_in_the_sandbox_root_without_network(tmp_path: Path, token: str) -> None:
     with bwrap_sandbox(tmp_path) as sandbox:
         async with open_run(tmp_path, ports=Ports(sandbox=sandbox)) as run:
+            status = await run.resource("eval").status()
+            assert status["kernels"]["python"]["usable"] is True, status
+            if "command" in status["kernels"]["javascript"]:  # Deno, and the relay's python
+                assert status["kernels"]["javascript"]["usable"] is True, status
             first = await cell(run, "import os\nx = 41\nos.getcwd()")
             assert (first.is_error, first.text) == (False, "'/workspace'"), first.text
             assert (await cell(run, "x + 1")).text == "42"
@@ -241,6 +245,11 @@ async def test_a_kernel_missing_inside_is_a_clear_error(tmp_path: Path) -> None:
         async with open_run(
             tmp_path, host_=host(("absent", Absent())), ports=Ports(sandbox=sandbox)
         ) as run:
+            status = (await run.resource("eval").status())["kernels"]
+            assert status["python"]["usable"] is False
+            assert status["python"]["reason"] == (
+                "/nonexistent/kernel not found inside sandbox bwrap"
+            )
             direct = await cell(run, "1")
             assert direct.is_error and "could not start the python kernel" in direct.text
             assert "/nonexistent/kernel" in direct.text, direct.text  # bwrap's own words

@@ -5,12 +5,13 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import sys
 from importlib import resources
 from pathlib import Path
 from typing import Any
 
 from livetools import Resource
-from livetools.sandbox import Sandbox
+from livetools.sandbox import Sandbox, which
 
 from .gateway_config import GatewaySpec
 from .hookspecs import KernelSpec, KernelUnavailable
@@ -140,6 +141,10 @@ class Kernels(Resource):
                 entry["usable"] = True
             except KernelUnavailable as exc:
                 entry.update(usable=False, reason=str(exc))
+            if entry["usable"] and self.sandbox is not None:
+                missing = await self._missing_inside(spec, entry["command"])
+                if missing:
+                    entry.update(usable=False, reason=missing)
             kernel = self.live.get(language)
             entry["running"] = bool(kernel and kernel.alive)
             if kernel is not None and kernel.alive:
@@ -149,6 +154,21 @@ class Kernels(Resource):
         if self.skipped:
             status["kernelspecs_left_out"] = dict(self.skipped)
         return status
+
+    async def _missing_inside(self, spec: KernelSpec, program: str) -> str | None:
+        """Why the kernel cannot start inside the sandbox (the host's PATH says nothing about
+        it), or None: its program, and the interpreter of the relay a TCP-only kernel needs
+        there (kernel_side/relay.py), looked up inside."""
+        assert self.sandbox is not None
+        needed = [program]
+        if spec.transport == "tcp" and self.sandbox.shared_dir is not None:
+            needed.append(sys.executable)
+        for path in needed:
+            inside = self.sandbox.paths.to_inside(path)
+            if await which(self.sandbox, [inside]) is None:
+                role = "" if path == program else " (the relay in front of the kernel)"
+                return f"{inside}{role} not found inside sandbox {self.sandbox.name}"
+        return None
 
     async def aclose(self) -> None:
         self._closed = True
