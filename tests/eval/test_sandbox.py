@@ -255,3 +255,18 @@ async def test_a_kernel_missing_inside_is_a_clear_error(tmp_path: Path) -> None:
             assert "/nonexistent/kernel" in direct.text, direct.text  # bwrap's own words
             relayed = await cell(run, "1", language="javascript")
             assert relayed.is_error and "cannot start the kernel" in relayed.text, relayed.text
+
+
+async def test_interrupt_as_a_message_when_the_kernel_is_not_visible(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A container's kernel is no process of ours: its interrupt goes as an interrupt_request."""
+    from livetools_eval import kernel as kernel_module
+
+    monkeypatch.setattr(kernel_module, "inside_pid", lambda launcher, program: None)
+    with bwrap_sandbox(tmp_path) as sandbox:
+        async with open_run(tmp_path, ports=Ports(sandbox=sandbox), eval_idle_timeout=1.0) as run:
+            await cell(run, "x = 7")
+            busy = await cell(run, "while True:\n    pass")
+            assert busy.data["status"] == "interrupted", busy.text
+            assert (await cell(run, "x")).text == "7"
