@@ -4,14 +4,18 @@ inside are another namespace's)."""
 
 from __future__ import annotations
 
+import asyncio
 import os
+import signal
+import subprocess
+import sys
 import time
 import uuid
 from pathlib import Path
 
 from livetools import Ports
 from livetools.procs import reaper_pid, session_members
-from tests.sandboxes import bwrap_sandbox
+from tests.sandboxes import bwrap_sandbox, require_bwrap
 from tests.support import alive, assert_gone
 from tests.vibe.conftest import WORKER_ARGV, lines, ok, vibe_run, wait_for_file
 
@@ -95,3 +99,41 @@ def _tree(sid: int, pids: list[int]) -> set[int]:
         grew = bool(more)
         found |= more
     return found
+
+
+HOST_SCRIPT = """
+import asyncio, sys
+import livetools_vibe
+from livetools import Host
+
+async def main(root, worker, key, token):
+    host = Host(plugins=[("vibe", livetools_vibe)], entry_points=False)
+    config = {"command": [sys.executable, worker], "env": {key: token}}
+    options = {"vibe": True, "vibe_config": config, "sandbox": "bwrap"}
+    run = await host.open_run(root, options=options)
+    brief = "tree tree.pids\\nsleep 600\\n"
+    result = await run.call("vibe_spawn", {"brief": brief, "label": "orphan"})
+    print(result.text, flush=True)
+    await asyncio.sleep(600)
+
+asyncio.run(main(*sys.argv[1:]))
+"""
+
+
+def test_nothing_survives_a_sigkilled_host(tmp_path: Path) -> None:
+    require_bwrap()
+    token = uuid.uuid4().hex
+    host = subprocess.Popen(
+        [sys.executable, "-c", HOST_SCRIPT, str(tmp_path), str(WORKER_ARGV[1]), TOKEN_ENV, token],
+        stdout=subprocess.PIPE,
+        start_new_session=True,
+    )
+    pids: list[int] = []
+    try:
+        asyncio.run(wait_for_file(tmp_path / "tree.pids", within=60))
+        pids = marked(token)
+        assert len(pids) >= 6, pids  # bwrap (twice), the worker, its child, the leaver, its child
+    finally:
+        os.killpg(host.pid, signal.SIGKILL)
+        host.wait(10)
+    assert_gone(pids, within=10)
