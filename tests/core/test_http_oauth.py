@@ -88,7 +88,7 @@ def test_a_401_points_at_the_runs_metadata(served: tuple[Served, str]) -> None:
     refused = post(f"{server.url}{path}")
     assert refused.status_code == 401
     challenge = refused.headers["www-authenticate"]
-    assert challenge.startswith("Bearer ")
+    assert challenge.startswith("Bearer resource_metadata=")  # no token, so no error code
     # Read the way the SDK's client reads it.
     where = extract_resource_metadata_from_www_auth(refused)
     assert where is not None and where == f"{server.url}{WELL_KNOWN}{path}", challenge
@@ -125,7 +125,18 @@ def test_scope_and_audience_are_checked(served: tuple[Served, str]) -> None:
     challenge = other.headers["www-authenticate"]
     assert 'error="insufficient_scope"' in challenge
     assert f'scope="livetools:run:{run_id}"' in challenge
-    assert post(url, "not-a-token").status_code == 401
+    # The runs API is the server's own resource, with its own scope.
+    runs = f"{server.url}/runs"
+    admin = f"v1|livetools:admin|{server.url}"
+    assert httpx2.get(runs, headers={"Authorization": f"Bearer {admin}"}, timeout=WAIT).is_success
+    for token, status in [(f"v1|livetools:admin|{url}", 401), ("v1|livetools:runs|", 403)]:
+        assert (
+            httpx2.get(runs, headers={"Authorization": f"Bearer {token}"}, timeout=WAIT).status_code
+            == status
+        )
+    bad = post(url, "not-a-token")
+    assert bad.status_code == 401
+    assert bad.headers["www-authenticate"].startswith('Bearer error="invalid_token", ')
 
 
 class Memory:
@@ -253,3 +264,71 @@ def test_the_setup_is_checked(tmp_path: Path) -> None:
     assert "need --auth-issuer" in issuer_refused(
         "--root", str(tmp_path), "--resource-url", "https://mcp.example"
     )
+
+
+class Fixed:
+    """A verifier that vouches for one token with fixed scopes, resource and expiry."""
+
+    def __init__(self, **fields: object) -> None:
+        self.fields = fields
+
+    async def verify_token(self, token: str) -> object:
+        from mcp.server.auth.provider import AccessToken
+
+        return AccessToken(token=token, client_id="c", **self.fields) if token == "t" else None  # type: ignore[arg-type]
+
+
+@pytest.mark.anyio
+async def test_gate_verdicts() -> None:
+    """Required scopes, expiry and audience, on the gate alone."""
+    import time
+
+    from livetools.faces.mcp.http.security import Gate, ProtectedResource
+
+    base = "https://mcp.example"
+    required = ProtectedResource(ISSUER, base, ("org:tools",))
+
+    async def verdict(metadata: ProtectedResource | None, **fields: object) -> str:
+        gate = Gate.build("127.0.0.1", verifier=Fixed(**fields), resource=metadata)  # type: ignore[arg-type]
+        return await gate.run("t", "r1", None, single=False, audience=(base, "/runs/r1/mcp"))
+
+    assert await verdict(None, scopes=["livetools:run:r1"]) == "ok"
+    assert await verdict(required, scopes=["livetools:run:r1"]) == "forbidden"
+    assert await verdict(required, scopes=["livetools:run:r1", "org:tools"]) == "ok"
+    assert await verdict(None, scopes=["livetools:runs"], expires_at=int(time.time()) - 5) == (
+        "unauthorized"
+    )
+    aimed = {"scopes": ["livetools:runs"]}
+    assert await verdict(None, **aimed, resource="https://else.example") == "ok"  # no metadata
+    lax = ProtectedResource(ISSUER, base)
+    assert await verdict(lax, **aimed, resource="https://else.example") == "unauthorized"
+    assert await verdict(lax, **aimed, resource=f"{base}/runs/r1/mcp") == "ok"
+    assert await verdict(lax, **aimed, resource=f"{base}/") == "ok"
+    assert await verdict(lax, **aimed, resource=f"{base}/runs/r2/mcp") == "unauthorized"
+
+
+def test_auth_settings_carried_by_the_verifier() -> None:
+    """A harness that builds its verifier in Python hands the SDK's AuthSettings with it."""
+    import argparse
+
+    from mcp.server.auth.settings import AuthSettings
+
+    from livetools.faces.mcp.http.command import SetupError, load_resource
+
+    verifier = Fixed(scopes=[])
+    verifier.auth_settings = AuthSettings(  # type: ignore[attr-defined]
+        issuer_url=ISSUER,  # type: ignore[arg-type]
+        resource_server_url="https://mcp.example/mcp",  # type: ignore[arg-type]
+        required_scopes=["org:tools"],
+        validate_token_resource=False,
+    )
+    flags = argparse.Namespace(auth_issuer=None, resource_url=None, required_scope=[])
+    resource = load_resource(flags, verifier)
+    assert (resource.issuer, resource.origin, resource.required_scopes) == (
+        ISSUER,
+        "https://mcp.example",
+        ("org:tools",),
+    )
+    flags.auth_issuer = "http://auth.example"  # not https, not loopback
+    with pytest.raises(SetupError, match="HTTPS"):
+        load_resource(flags, verifier)

@@ -87,15 +87,19 @@ class ProtectedResource:
         )
         return metadata.model_dump(mode="json", exclude_none=True)
 
-    def challenge(self, base: str, path: str, verdict: Verdict, scopes: Iterable[str]) -> str:
+    def challenge(
+        self, base: str, path: str, verdict: Verdict, scopes: Iterable[str], *, token_sent: bool
+    ) -> str:
         """`WWW-Authenticate` for a refusal of `path`: where the metadata is, which scope to ask
-        for, and (RFC 6750) why, when a token was sent."""
+        for, and (RFC 6750 section 3.1) why, when a token was sent."""
         parts = [f'resource_metadata="{base}{WELL_KNOWN}{path}"']
         wanted = " ".join([*self.required_scopes, *scopes])
         if wanted:
             parts.append(f'scope="{wanted}"')
         if verdict == "forbidden":
             parts.insert(0, 'error="insufficient_scope"')
+        elif token_sent:
+            parts.insert(0, 'error="invalid_token"')
         return "Bearer " + ", ".join(parts)
 
     def audience_ok(self, access: AccessToken, base: str, path: str) -> bool:

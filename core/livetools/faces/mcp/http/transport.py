@@ -138,10 +138,12 @@ class App:
             await self._metadata(scope, path[len(WELL_KNOWN) :])(scope, receive, send)
             return "metadata"
         if path == "/metrics":
-            if self.gate.has_tokens and (verdict := await self.gate.admin(token)) != "ok":
-                refusal = self._refusal(scope, verdict, "", [ADMIN_SCOPE], "/metrics")
-                await refusal(scope, receive, send)
-                return "metrics"
+            if self.gate.has_tokens:
+                verdict = await self.gate.admin(token, self._audience(scope, ""))
+                if verdict != "ok":
+                    refusal = self._refusal(scope, verdict, token, "", [ADMIN_SCOPE], "/metrics")
+                    await refusal(scope, receive, send)
+                    return "metrics"
             self.metrics.tool_calls = self.runs.tool_calls()
             text = self.metrics.render()
             await PlainTextResponse(text, media_type="text/plain; version=0.0.4")(
@@ -156,8 +158,8 @@ class App:
             if len(parts) == 3 and parts[2] == "mcp":
                 await self._mcp(self.runs.get(parts[1]), parts[1], token, scope, receive, send)
                 return "run_mcp"
-            if (verdict := await self.gate.admin(token)) != "ok":
-                refusal = self._refusal(scope, verdict, "", [ADMIN_SCOPE], "the runs API")
+            if (verdict := await self.gate.admin(token, self._audience(scope, ""))) != "ok":
+                refusal = self._refusal(scope, verdict, token, "", [ADMIN_SCOPE], "the runs API")
                 await refusal(scope, receive, send)
                 return "runs"
             if len(parts) == 1 and method == "POST":
@@ -194,15 +196,14 @@ class App:
             )
             return
         path = scope["path"].rstrip("/")
-        audience = None
-        if self.gate.resource is not None:
-            audience = (self.gate.resource.base(*self._origin_of(scope)), path)
+        audience = self._audience(scope, path)
         verdict = await self.gate.run(
             token, run_id, slot.token, single=self.single, audience=audience
         )
         if verdict != "ok":
             scopes = [] if self.single else [f"{RUN_SCOPE_PREFIX}{run_id}", ANY_RUN_SCOPE]
-            await self._refusal(scope, verdict, path, scopes[:1], "this run")(scope, receive, send)
+            refusal = self._refusal(scope, verdict, token, path, scopes[:1], "this run")
+            await refusal(scope, receive, send)
             return
         self.metrics.protocols[_protocol_label(scope)] += 1
         watch = DropWatch(scope, receive, send)
@@ -219,8 +220,20 @@ class App:
         host = next((v for k, v in scope.get("headers") or () if k == b"host"), b"localhost")
         return scope.get("scheme", "http"), host.decode("latin-1")
 
+    def _audience(self, scope: Scope, path: str) -> tuple[str, str] | None:
+        """(origin, path) of the resource asked for, to check a token's audience against; None
+        without OAuth metadata (then the verifier alone decides)."""
+        resource = self.gate.resource
+        return None if resource is None else (resource.base(*self._origin_of(scope)), path)
+
     def _refusal(
-        self, scope: Scope, verdict: Verdict, path: str, scopes: list[str], what: str
+        self,
+        scope: Scope,
+        verdict: Verdict,
+        token: str | None,
+        path: str,
+        scopes: list[str],
+        what: str,
     ) -> Response:
         """401 (log in) or 403 (a token without the scope `what` needs). With OAuth metadata
         configured, `WWW-Authenticate` says where it is and which scope to ask for."""
@@ -229,9 +242,8 @@ class App:
             if verdict == "forbidden":
                 return _error(403, f"the token does not open {what}")
             return _unauthorized(f"{what}: missing or invalid bearer token")
-        challenge = resource.challenge(
-            resource.base(*self._origin_of(scope)), path, verdict, scopes
-        )
+        base = resource.base(*self._origin_of(scope))
+        challenge = resource.challenge(base, path, verdict, scopes, token_sent=token is not None)
         status, message = (
             (403, f"the token does not carry the scope {what} needs")
             if verdict == "forbidden"
@@ -244,7 +256,7 @@ class App:
         resource = self.gate.resource
         if resource is None:
             return _error(404, "no OAuth metadata: this server takes its own bearer tokens")
-        if scope["method"] not in ("GET", "HEAD"):
+        if scope["method"] != "GET":
             return _error(405, "GET only")
         base = resource.base(*self._origin_of(scope))
         document = resource.document(base, suffix, self.single)
