@@ -7,6 +7,11 @@ minimal correct DAP client (same request order, same launch arguments and except
 same framing layer and transport, no tool machinery).
 
     uv run python bench/debug_latency.py [--repeats 5] [--steps 20] [--adapters debugpy,lldb,delve]
+        [--sandbox bwrap]
+
+With `--sandbox bwrap` the tool also runs with a bubblewrap sandbox (the adapter and debuggee
+inside, the root at /workspace; delve's with the host network, its dial-in is TCP), next to the
+tool on the host: the cost of the sandbox, measured in the same run.
 """
 
 from __future__ import annotations
@@ -26,7 +31,9 @@ from typing import Any
 
 from livetools import Host
 from livetools.detection import which_any
+from livetools.ports import Ports
 from livetools.procs import ChildProcess
+from livetools.sandbox import BwrapSandbox
 from livetools.wire import FramedReader, FramedWriter
 from livetools_debug.adapters import DEBUGPY, DELVE, LLDB, LaunchInfo, lldb_names
 
@@ -233,8 +240,17 @@ async def raw_run(case: Case, steps: int) -> tuple[float, list[float]]:
         await child.aclose(grace=0.5)
 
 
-async def tool_run(case: Case, steps: int) -> tuple[float, list[float]]:
-    async with Host().open_run(case.root) as run:
+async def tool_run(case: Case, steps: int, sandbox: bool = False) -> tuple[float, list[float]]:
+    jail = BwrapSandbox(case.root, network=case.tcp) if sandbox else None
+    try:
+        return await _tool_run(case, steps, jail)
+    finally:
+        if jail is not None:
+            jail.close()
+
+
+async def _tool_run(case: Case, steps: int, jail: BwrapSandbox | None) -> tuple[float, list[float]]:
+    async with Host().open_run(case.root, ports=Ports(sandbox=jail)) as run:
         rel = case.source.relative_to(case.root).as_posix()
         started = time.perf_counter()
         await run.call("debug", {"op": "breakpoints", "file": rel, "lines": [case.line]})
@@ -255,11 +271,13 @@ async def tool_run(case: Case, steps: int) -> tuple[float, list[float]]:
         return launch, step_times
 
 
-async def bench(cases: list[Case], repeats: int, steps: int) -> None:
+async def bench(cases: list[Case], repeats: int, steps: int, sandbox: bool = False) -> None:
     for case in cases:
         await raw_run(case, 2)  # warm caches (imports, page cache, dlv)
         await tool_run(case, 2)
-        raw_l, raw_s, tool_l, tool_s = [], [], [], []
+        if sandbox:
+            await tool_run(case, 2, sandbox=True)
+        raw_l, raw_s, tool_l, tool_s, box_l, box_s = [], [], [], [], [], []
         for _ in range(repeats):
             launch, step = await raw_run(case, steps)
             raw_l.append(launch)
@@ -267,6 +285,10 @@ async def bench(cases: list[Case], repeats: int, steps: int) -> None:
             launch, step = await tool_run(case, steps)
             tool_l.append(launch)
             tool_s += step
+            if sandbox:
+                launch, step = await tool_run(case, steps, sandbox=True)
+                box_l.append(launch)
+                box_s += step
         ml_raw, ml_tool = statistics.median(raw_l), statistics.median(tool_l)
         ms_raw, ms_tool = statistics.median(raw_s), statistics.median(tool_s)
         print(
@@ -277,6 +299,16 @@ async def bench(cases: list[Case], repeats: int, steps: int) -> None:
             f"{case.adapter:8} step_over        raw {ms_raw * 1000:7.1f} ms  "
             f"debug {ms_tool * 1000:7.1f} ms  ratio {ms_tool / ms_raw:4.2f}x"
         )
+        if sandbox:
+            ml_box, ms_box = statistics.median(box_l), statistics.median(box_s)
+            print(
+                f"{case.adapter:8} launch->stopped  host {ml_tool * 1000:6.1f} ms  "
+                f"bwrap {ml_box * 1000:7.1f} ms  ratio {ml_box / ml_tool:4.2f}x"
+            )
+            print(
+                f"{case.adapter:8} step_over        host {ms_tool * 1000:6.1f} ms  "
+                f"bwrap {ms_box * 1000:7.1f} ms  ratio {ms_box / ms_tool:4.2f}x"
+            )
 
 
 def main() -> None:
@@ -284,11 +316,12 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--steps", type=int, default=20)
     parser.add_argument("--adapters", default="debugpy,lldb,delve")
+    parser.add_argument("--sandbox", choices=["bwrap"], help="also run the tool in a sandbox")
     options = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="livetools-bench-") as tmp:
         cases = prepare(Path(os.path.realpath(tmp)), options.adapters.split(","))
         print(f"{options.repeats} repeats x {options.steps} steps, medians")
-        asyncio.run(bench(cases, options.repeats, options.steps))
+        asyncio.run(bench(cases, options.repeats, options.steps, options.sandbox == "bwrap"))
 
 
 if __name__ == "__main__":

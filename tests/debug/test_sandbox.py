@@ -5,6 +5,7 @@ SIGKILLed host. TCP adapters are refused at once in a sandbox with a network of 
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import select
@@ -19,6 +20,7 @@ import pytest
 
 from livetools.ports import Ports
 from livetools.procs import session_members
+from livetools.sandbox import spawn
 from livetools_debug.adapters import Adapter
 from tests.sandboxes import bwrap_sandbox, require_bwrap
 from tests.support import assert_gone
@@ -276,9 +278,12 @@ async def test_tcp_adapters_and_attach_are_refused_at_once(tmp_path: Path, open_
         assert dbg.supervisor.session is None
 
 
-async def test_lldb_in_bwrap_with_a_binary_built_on_the_host(tmp_path: Path, open_debugger) -> None:
-    """The binary's debug info names host paths; the adapter inside is told the inside's, and
-    `target.source-map` joins them: breakpoints verify, frames come back relative."""
+async def test_lldb_in_bwrap_with_binaries_built_on_the_host_and_inside(
+    tmp_path: Path, open_debugger
+) -> None:
+    """A binary built on the host names host paths in its debug info; the adapter inside is told
+    the inside's, and `target.source-map` joins them. One built inside needs no mapping (one
+    would break it). Either way breakpoints verify and frames come back relative."""
     require_lldb()
     root = copy_project("c", tmp_path)
     build_c(root, "-g", "-O0")
@@ -300,6 +305,16 @@ async def test_lldb_in_bwrap_with_a_binary_built_on_the_host(tmp_path: Path, ope
         done = await dbg.ok("continue")
         assert done.data["outcome"] == "exited" and done.data["exit_code"] == 3
         assert "result 10 1199" in (await dbg.ok("output")).text
+
+        build = ["cc", "-g", "-O0", "-o", "app_inside", "main.c"]
+        cc = await spawn(sandbox, build, cwd=root, stdin=False, merge_stderr=True)
+        assert await cc.wait(120) == 0, cc.stderr_tail()
+        await cc.aclose()
+        assert str(root).encode() not in (root / "app_inside").read_bytes()
+        result = await dbg.ok("launch", program="app_inside", adapter="lldb")
+        assert result.data["breakpoints"][0]["verified"] is True, result.text
+        frame = result.data["stop"]["frame"]
+        assert (frame["path"], frame["line"]) == ("main.c", call_line)
         await dbg.run.aclose()
         assert_gone(members, within=10)
 
@@ -335,6 +350,14 @@ async def test_delve_in_bwrap_with_the_host_network(
         done = await dbg.ok("continue")
         assert done.data["outcome"] == "exited" and done.data["exit_code"] == 3
         assert "result 10 1000" in (await dbg.ok("output")).text
+
+        # mode exec on a binary built on the host: substitutePath maps its debug info's paths
+        build = ["go", "build", "-gcflags=all=-N -l", "-o", "prebuilt", "."]
+        await asyncio.to_thread(subprocess.run, build, cwd=root, check=True, timeout=300)
+        result = await dbg.ok("launch", program="prebuilt", adapter="delve")
+        assert result.data["breakpoints"][0]["verified"] is True, result.text
+        frame = result.data["stop"]["frame"]
+        assert (frame["path"], frame["line"]) == ("main.go", call_line), result.text
         await dbg.run.aclose()
         assert_gone(members, within=10)
 

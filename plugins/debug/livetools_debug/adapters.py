@@ -6,6 +6,7 @@ adapter without touching the session machinery (see docs/debug.md).
 
 from __future__ import annotations
 
+import mmap
 import os
 import re
 import shutil
@@ -289,15 +290,30 @@ def _is_native_executable(program: Path) -> bool:
         return False
 
 
-def _lldb_init(sandbox: Sandbox | None) -> list[str]:
-    """The debuggee's stdin is a pty that never ends: a read would block forever. In a sandbox,
-    a binary built on the host names its sources by host paths in its debug info, while the
-    wire speaks the inside's: `target.source-map` joins the two (a binary built inside has no
-    host paths, so the mapping changes nothing for it)."""
+def built_on_host(program: Path, sandbox: Sandbox | None) -> tuple[str, str] | None:
+    """(host root, inside root) when `program`, to be debugged in the sandbox, names the host's
+    root in its bytes: it was built on the host, so its debug info has host paths while the wire
+    speaks the inside's. A binary built inside has the inside's paths and needs no mapping (and
+    a mapping would break it). One pass over the file, mapped, at C speed."""
+    if sandbox is None or sandbox.paths.identity:
+        return None
+    host = str(sandbox.paths.host)
+    try:
+        with program.open("rb") as f, mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as data:
+            found = data.find(host.encode()) >= 0
+    except (OSError, ValueError):  # unreadable, empty, not a regular file
+        return None
+    return (host, str(sandbox.paths.inside)) if found else None
+
+
+def _lldb_init(roots: tuple[str, str] | None = None) -> list[str]:
+    """The debuggee's stdin is a pty that never ends: a read would block forever. `roots`: a
+    binary built on the host, debugged in a sandbox: `target.source-map` turns its debug info's
+    host paths into the inside's, which the wire speaks (inside a command string, the path map
+    leaves the host path alone)."""
     commands = ["settings set target.input-path /dev/null"]
-    if sandbox is not None and not sandbox.paths.identity:
-        host, inside = sandbox.paths.host, sandbox.paths.inside
-        commands.append(f'settings set target.source-map "{host}" "{inside}"')
+    if roots is not None:
+        commands.append(f'settings set target.source-map "{roots[0]}" "{roots[1]}"')
     return commands
 
 
@@ -308,7 +324,7 @@ def _lldb_launch(info: LaunchInfo) -> dict[str, Any]:
         "args": info.args,
         "cwd": str(info.cwd),
         "stopOnEntry": False,
-        "initCommands": _lldb_init(info.sandbox),
+        "initCommands": _lldb_init(built_on_host(info.program, info.sandbox)),
     }
 
 
@@ -316,7 +332,7 @@ def _lldb_attach(info: AttachInfo) -> dict[str, Any]:
     return {
         "request": "attach",
         "attachCommands": [f"gdb-remote {info.host}:{info.port}"],
-        "initCommands": _lldb_init(info.sandbox),
+        "initCommands": _lldb_init(),  # a server in a sandbox runs a binary built there
     }
 
 
@@ -346,7 +362,7 @@ def _delve_launch(info: LaunchInfo) -> dict[str, Any]:
         mode, target = "exec", program  # a prebuilt binary (needs -gcflags='all=-N -l')
     else:
         mode, target = "debug", program if program.is_dir() else program.parent
-    return {
+    config: dict[str, Any] = {
         "request": "launch",
         "mode": mode,
         "program": str(target),
@@ -354,6 +370,12 @@ def _delve_launch(info: LaunchInfo) -> dict[str, Any]:
         "cwd": str(info.cwd),
         "stopOnEntry": False,
     }
+    # mode debug builds inside (the inside's paths); a binary built on the host names host paths:
+    # `to` is the binary's side, which the wire leaves alone (see session.dap_maps).
+    roots = built_on_host(program, info.sandbox) if mode == "exec" else None
+    if roots is not None:
+        config["substitutePath"] = [{"from": roots[1], "to": roots[0]}]
+    return config
 
 
 def _delve_attach(info: AttachInfo) -> dict[str, Any]:

@@ -930,10 +930,21 @@ async def connect_tcp(
 def dap_maps(sandbox: Sandbox | None) -> tuple[Transform | None, Transform | None]:
     """The sandbox's wire maps, except that an `evaluate` answer keeps its `result` as the
     debuggee made it: it is the program's value (`os.getcwd()` is '/workspace' inside), not a
-    path of ours. Variable values and output are kept by the map itself (content keys)."""
+    path of ours. Variable values and output are kept by the map itself (content keys). Going
+    out, delve's `substitutePath` `to` is a path as a binary built on the host names it."""
     inbound, outbound = wire_maps(sandbox)
-    if inbound is None:
+    if inbound is None or outbound is None:
         return None, None
+
+    def keep_binary_paths(message: Any) -> Any:
+        arguments = message.get("arguments") if isinstance(message, dict) else None
+        rules = arguments.get("substitutePath") if isinstance(arguments, dict) else None
+        mapped = outbound(message)
+        if isinstance(rules, list):
+            for rule, out in zip(rules, mapped["arguments"]["substitutePath"], strict=True):
+                if isinstance(rule, dict) and isinstance(out, dict) and "to" in rule:
+                    out["to"] = rule["to"]
+        return mapped
 
     def keep_results(message: Any) -> Any:
         body = message.get("body") if isinstance(message, dict) else None
@@ -943,7 +954,7 @@ def dap_maps(sandbox: Sandbox | None) -> tuple[Transform | None, Transform | Non
             mapped["body"]["result"] = value
         return mapped
 
-    return keep_results, outbound
+    return keep_results, keep_binary_paths
 
 
 def attach_connect_timeout() -> float:
