@@ -4,22 +4,26 @@ instance that dies gives clean errors (502) for its own runs only."""
 
 from __future__ import annotations
 
+import json
 import signal
 import socket
 import subprocess
+import textwrap
 import time
 from collections.abc import Iterator
-from contextlib import ExitStack
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
 
 import httpx2
 import pytest
 
-from tests.core.http_serving import WAIT, connect, serve_http, text_of
-from tests.support import REPO, require_binary
+from tests.core.http_serving import WAIT, Served, connect, serve_http, text_of
+from tests.core.mcp_conn import INITIALIZE, MCP_HEADERS
+from tests.support import REPO, plugin_env, require_binary
 
 ADMIN = "admin-token-behind-the-proxy"
 CONF = REPO / "docs" / "http-nginx.conf"
+INITIALIZE_BODY = json.dumps(INITIALIZE)
 
 
 def free_port() -> int:
@@ -39,20 +43,26 @@ def wait_listening(port: int) -> None:
             time.sleep(0.1)
 
 
-@pytest.fixture
-def cluster(tmp_path: Path) -> Iterator[tuple[str, dict[str, object]]]:
+@contextmanager
+def start_cluster(
+    tmp_path: Path, *extra: str, env: dict[str, str] | None = None
+) -> Iterator[tuple[str, dict[str, Served]]]:
+    """nginx on a loopback port in front of instances n1 and n2 (started with `extra`); the
+    proxy's URL is known before the instances start, so they can be told it."""
     nginx = require_binary("nginx", "apt-get install nginx (Debian's package)")
     under = tmp_path / "runs"
     (under / "proj").mkdir(parents=True)
-    env = {"LIVETOOLS_HTTP_TOKEN": ADMIN}
+    port = free_port()
+    proxy = f"http://127.0.0.1:{port}"
+    env = {"LIVETOOLS_HTTP_TOKEN": ADMIN, **(env or {})}
+    args = [a.replace("@PROXY@", proxy) for a in extra]
     with ExitStack() as stack:
         instances = {
             name: stack.enter_context(
-                serve_http("--runs-under", str(under), "--instance", name, env=env)
+                serve_http("--runs-under", str(under), "--instance", name, *args, env=env)
             )
             for name in ("n1", "n2")
         }
-        port = free_port()
         prefix = tmp_path / "nginx"
         prefix.mkdir()
         conf = CONF.read_text()
@@ -67,10 +77,16 @@ def cluster(tmp_path: Path) -> Iterator[tuple[str, dict[str, object]]]:
         )
         try:
             wait_listening(port)
-            yield f"http://127.0.0.1:{port}", instances  # type: ignore[misc]
+            yield proxy, instances
         finally:
             proc.terminate()
             proc.wait(WAIT)
+
+
+@pytest.fixture
+def cluster(tmp_path: Path) -> Iterator[tuple[str, dict[str, object]]]:
+    with start_cluster(tmp_path) as (proxy, instances):
+        yield proxy, dict(instances)
 
 
 @pytest.mark.anyio
@@ -129,3 +145,40 @@ async def test_runs_follow_their_instance_and_a_dead_one_fails_alone(
     with httpx2.Client(base_url=proxy, timeout=WAIT, headers=auth) as http:
         made = http.post("/runs", json={"root": "proj"})  # the live instance takes new runs
         assert made.status_code == 201 and made.json()["run_id"].startswith("n1-")
+
+
+def test_oauth_metadata_through_the_proxy(tmp_path: Path) -> None:
+    """Instances told the proxy's origin (--resource-url) answer RFC 9728 metadata for any run
+    through it: the 401 of a run on either instance points at the proxy, the metadata names the
+    run's URL there, and a token issued for that URL opens the run."""
+    from tests.core.test_http_oauth import ISSUER, VERIFIER, WELL_KNOWN
+
+    hooks = tmp_path / "hooks"
+    hooks.mkdir()
+    (hooks / "harness_oauth.py").write_text(textwrap.dedent(VERIFIER))
+    oauth = ["--token-verifier", "harness_oauth:Verifier", "--auth-issuer", ISSUER]
+    oauth += ["--resource-url", "@PROXY@"]  # nginx passes $host, which has no port
+    pythonpath = f"{hooks}:{plugin_env()['PYTHONPATH']}"
+    with start_cluster(tmp_path, *oauth, env={"PYTHONPATH": pythonpath}) as (proxy, _):
+        auth = {"Authorization": f"Bearer {ADMIN}"}
+        with httpx2.Client(base_url=proxy, timeout=WAIT) as http:
+            runs = [
+                http.post("/runs", json={"root": "proj"}, headers=auth).json() for _ in range(4)
+            ]
+            assert {r["run_id"].split("-")[0] for r in runs} == {"n1", "n2"}, runs
+            for run in runs:
+                url = f"{proxy}{run['url']}"
+                refused = http.post(run["url"], content=INITIALIZE_BODY, headers=MCP_HEADERS)
+                assert refused.status_code == 401
+                where = f"{proxy}{WELL_KNOWN}{run['url']}"
+                assert f'resource_metadata="{where}"' in refused.headers["www-authenticate"]
+                metadata = http.get(where)
+                assert metadata.status_code == 200, metadata.text
+                assert metadata.json()["resource"] == url
+                token = f"v1|livetools:run:{run['run_id']}|{url}"
+                opened = http.post(
+                    run["url"],
+                    content=INITIALIZE_BODY,
+                    headers={**MCP_HEADERS, "Authorization": f"Bearer {token}"},
+                )
+                assert opened.status_code == 200, opened.text
