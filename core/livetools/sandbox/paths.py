@@ -79,7 +79,9 @@ def _walk(node: Any, rewrite: Callable[[str], str], key: str | None = None) -> A
     if isinstance(node, str):
         return node if key in _CONTENT_KEYS else rewrite(node)
     if isinstance(node, dict):
-        return {k: _walk(v, rewrite, k) for k, v in node.items()}
+        # Keys too: an LSP WorkspaceEdit's `changes` (and a diagnostic report's
+        # `relatedDocuments`) are maps keyed by document URI.
+        return {rewrite(k): _walk(v, rewrite, k) for k, v in node.items()}
     if isinstance(node, list):
         return [_walk(v, rewrite, key) for v in node]
     return node

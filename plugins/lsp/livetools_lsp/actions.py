@@ -551,6 +551,8 @@ async def code_actions(sup: Supervisor, path: Path, args: LspArgs) -> Result:
 async def status(sup: Supervisor) -> Result:
     info = await sup.status()
     out = []
+    if info.get("sandbox"):
+        out.append(f"sandbox: {info['sandbox']}: servers and checkers run inside it")
     for row in info["running"]:
         ready = "ready" if row["ready"] else "warming up"
         out.append(

@@ -14,10 +14,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from livetools import Result, ToolError, cap_text, relpath
-from livetools.procs import ChildProcess, ProcessStartError
+from livetools.procs import ProcessStartError
+from livetools.sandbox import Sandbox, spawn
 
 from .spec import ServerSpec
-from .supervisor import _SKIP_DIRS, _resolve_binary
+from .supervisor import _SKIP_DIRS
 
 if TYPE_CHECKING:
     from .supervisor import Supervisor
@@ -39,8 +40,10 @@ def _files(root: Path, spec: ServerSpec) -> list[Path]:
     return found
 
 
-async def _run(argv: list[str], cwd: Path, bound: float) -> tuple[int | None, str]:
-    child = await ChildProcess.start(argv, cwd=cwd, stdin=False, merge_stderr=True)
+async def _run(
+    argv: list[str], cwd: Path, bound: float, sandbox: Sandbox | None = None
+) -> tuple[int | None, str]:
+    child = await spawn(sandbox, argv, cwd=cwd, stdin=False, merge_stderr=True)
     assert child.stdout is not None
     chunks: list[bytes] = []
     size = 0
@@ -132,7 +135,7 @@ async def run_checkers(sup: Supervisor) -> Result:
             continue
         root = verdict.root
         local = _local_binary(spec.checker[0], root, sup.root)
-        binary = local or _resolve_binary(spec.checker[0], verdict.binary)
+        binary = local or await sup.binary(spec.checker[0], verdict.binary)
         if binary is None:
             continue
         covered.update(spec.extensions)
@@ -169,7 +172,7 @@ async def run_checkers(sup: Supervisor) -> Result:
                 outputs.append("(stopped: the project check ran out of time)")
                 break
             try:
-                code, output = await _run(argv, root, remaining)
+                code, output = await _run(argv, root, remaining, sup.sandbox)
             except ProcessStartError as exc:
                 code, output = -1, str(exc)
             if reader is None:
@@ -196,8 +199,12 @@ async def run_checkers(sup: Supervisor) -> Result:
             verdict_text = f"{errors} errors"
         else:
             verdict_text = "clean" if worst == 0 else f"exit {worst}"
-        body = "\n".join(outputs + notes).replace(f"{root}{os.sep}", "")
-        body = body.replace(str(sup.root), ".")
+        body = "\n".join(outputs + notes)
+        paths = sup.sandbox.paths if sup.sandbox is not None else None
+        if paths is not None and not paths.identity and paths.inside.parent != paths.inside:
+            # A checker inside prints the inside's paths.
+            body = body.replace(f"{paths.to_inside(root)}/", "").replace(str(paths.inside), ".")
+        body = body.replace(f"{root}{os.sep}", "").replace(str(sup.root), ".")
         text = cap_text(body, OUTPUT_CAP, tail=4000)
         sections.append(f"$ {shown} (in {where}){note}: {verdict_text}\n" + text)
         entry: dict[str, Any] = {"checker": shown, "root": where, "exit": worst}

@@ -24,7 +24,8 @@ from typing import Any
 
 from livetools import ToolError
 from livetools.files import read_text
-from livetools.procs import ChildProcess, ProcessStartError
+from livetools.procs import ProcessStartError
+from livetools.sandbox import Process, Sandbox, spawn, wire_maps
 from livetools.wire import FramedReader, FramedWriter
 
 from .jsonrpc import (
@@ -203,12 +204,20 @@ class LanguageServer:
     """Start with `await LanguageServer.launch(...)`; every request goes through `request`,
     which turns a crash, a hang or an error answer into a ToolError the model can act on."""
 
-    def __init__(self, spec: ServerSpec, root: Path, binary: str, request_timeout: float) -> None:
+    def __init__(
+        self,
+        spec: ServerSpec,
+        root: Path,
+        binary: str,
+        request_timeout: float,
+        sandbox: Sandbox | None = None,
+    ) -> None:
         self.spec = spec
         self.root = root
-        self.binary = binary
+        self.binary = binary  # inside the sandbox: the inside's path
         self.request_timeout = request_timeout
-        self.child: ChildProcess | None = None
+        self.sandbox = sandbox
+        self.child: Process | None = None
         self.endpoint: Endpoint | None = None
         self.capabilities: dict[str, Any] = {}
         self.server_info: dict[str, Any] = {}
@@ -236,8 +245,9 @@ class LanguageServer:
         *,
         request_timeout: float,
         init_timeout: float,
+        sandbox: Sandbox | None = None,
     ) -> LanguageServer:
-        server = cls(spec, root, binary, request_timeout)
+        server = cls(spec, root, binary, request_timeout, sandbox)
         try:
             await server._start(init_timeout)
         except BaseException:
@@ -253,13 +263,15 @@ class LanguageServer:
         env.update(self.spec.env)
         argv = (self.binary, *self.spec.command[1:])
         try:
-            self.child = await ChildProcess.start(argv, cwd=self.root, env=env, name=self.spec.id)
+            self.child = await spawn(self.sandbox, argv, cwd=self.root, env=env, name=self.spec.id)
         except ProcessStartError as exc:
             raise ServerGone(f"{self.spec.id} could not start: {exc}") from None
         assert self.child.stdout is not None and self.child.stdin is not None
+        # Inside a sandbox the server speaks its own paths; every frame is mapped at the wire.
+        inbound, outbound = wire_maps(self.sandbox)
         self.endpoint = Endpoint(
-            FramedReader(self.child.stdout),
-            FramedWriter(self.child.stdin),
+            FramedReader(self.child.stdout, transform=inbound),
+            FramedWriter(self.child.stdin, transform=outbound),
             on_request=self._on_request,
             on_notification=self._on_notification,
             on_lost=self._on_lost,
@@ -268,7 +280,10 @@ class LanguageServer:
         self.endpoint.start()
         root_uri = path_uri(self.root)
         params = {
-            "processId": os.getpid(),
+            # vscode-languageserver servers (basedpyright, typescript-language-server) poll this
+            # pid every 3 s and exit when it is gone: in a sandbox's PID namespace the host's pid
+            # names nobody (or a stranger), so none is sent there.
+            "processId": os.getpid() if self.sandbox is None else None,
             "clientInfo": {"name": "livetools"},
             "rootUri": root_uri,
             "rootPath": str(self.root),

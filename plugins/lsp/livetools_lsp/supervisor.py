@@ -19,6 +19,8 @@ from typing import TYPE_CHECKING, Any
 
 from livetools import Resource, ToolError, relpath
 from livetools.detection import find_marker, health_probe
+from livetools.procs import ProcessStartError
+from livetools.sandbox import Sandbox, spawn
 
 from .ledger import Ledger
 from .server import LanguageServer, ServerGone
@@ -59,6 +61,19 @@ def _resolve_binary(name: str, near: str | None = None) -> str | None:
             if found:
                 return found
     return None
+
+
+# One lookup inside the sandbox for many names: a line per name, empty when it is not there.
+_LOOKUP = 'for n; do p=$(command -v "$n") || p=; printf "%s\\n" "$p"; done'
+
+
+def _host_fallbacks(name: str) -> list[str]:
+    """Where `_resolve_binary` looks past PATH, as host paths: the sandbox may show them (bwrap
+    shows the host's folders read-only at the same path; one under the root is mapped)."""
+    if os.sep in name:
+        return []
+    found = shutil.which(name, path=str(Path(sys.executable).parent))
+    return [found] if found else []
 
 
 def _said_once(reasons: list[str], specs: Sequence[ServerSpec]) -> list[str]:
@@ -113,6 +128,72 @@ class Supervisor(Resource):
         self.ledger = Ledger()
         self._locks: dict[tuple[str, Path], asyncio.Lock] = {}
         self._closed = False
+        self._inside: dict[str, str | None] = {}  # name -> its path inside the sandbox, or None
+        self._fault: str | None = None  # why the sandbox cannot start anything
+
+    @property
+    def sandbox(self) -> Sandbox | None:
+        """The run's sandbox (None: the host): servers and checkers are looked up, probed and
+        started there, so a binary only the host has is not usable."""
+        return getattr(self.run, "sandbox", None)
+
+    async def lookup(self, names: Sequence[str]) -> None:
+        """Resolve `names` inside the sandbox in one process (a lookup per verdict would start
+        one per call), remembering misses too until `reload`."""
+        sandbox = self.sandbox
+        wanted = [n for n in dict.fromkeys(names) if n not in self._inside]
+        if sandbox is None or not wanted:
+            return
+        tries = {n: [n, *_host_fallbacks(n)] for n in wanted}
+        flat = [t for n in wanted for t in tries[n]]
+        lines: list[str] = []
+        try:
+            child = await spawn(
+                sandbox,
+                ["sh", "-c", _LOOKUP, "sh", *flat],
+                cwd=sandbox.paths.host,
+                stdin=False,
+                name="lookup",
+            )
+        except ProcessStartError as exc:
+            self._fault = f"the sandbox cannot start processes: {exc}"
+        else:
+            try:
+                assert child.stdout is not None
+                out = await asyncio.wait_for(child.stdout.read(), 30.0)  # to its end: a line each
+                code = await child.wait(10.0)
+                lines = out.decode("utf-8", "replace").split("\n")
+                if code != 0 or len(lines) < len(flat):
+                    tail = child.stderr_tail(3).strip() or "(no output)"
+                    status = "did not end" if code is None else f"exits {code}"
+                    self._fault = f"the sandbox cannot start processes: a lookup {status}: {tail}"
+                    lines = []
+            except TimeoutError:
+                self._fault = "the sandbox cannot start processes: a lookup got no answer in 30s"
+            finally:
+                await child.aclose(grace=0)
+        found = dict(zip(flat, lines, strict=False))
+        for name in wanted:
+            hit = next((found[t] for t in tries[name] if found.get(t)), None)
+            if hit or not self._fault:
+                self._inside[name] = hit
+        if any(self._inside.get(n) for n in wanted):
+            self._fault = None
+
+    async def binary(self, name: str, near: str | None = None) -> str | None:
+        """`name` resolved where the server will run: `_resolve_binary` on the host, the inside's
+        own PATH (then the host's fallback folders as the inside sees them) in a sandbox."""
+        if self.sandbox is None:
+            return _resolve_binary(name, near)
+        await self.lookup([name])
+        return self._inside.get(name)
+
+    def not_found(self, name: str) -> str:
+        if self.sandbox is None:
+            return f"binary not on PATH: {name}"
+        if self._fault is not None:
+            return self._fault
+        return f"binary not on PATH inside sandbox {self.sandbox.name}: {name}"
 
     # -- which spec ----------------------------------------------------------------------------
 
@@ -129,16 +210,20 @@ class Supervisor(Resource):
                 return Verdict(spec, None, None, f"marker missing: {'/'.join(spec.markers)}")
         else:
             root = self.root
-        binary = _resolve_binary(spec.command[0])
-        if binary is None:
-            return Verdict(spec, root, None, f"binary not on PATH: {spec.command[0]}")
         probe = spec.probe_argv
-        probe_bin = binary if probe[0] == spec.command[0] else _resolve_binary(probe[0], binary)
+        await self.lookup([spec.command[0], probe[0]])
+        binary = await self.binary(spec.command[0])
+        if binary is None:
+            return Verdict(spec, root, None, self.not_found(spec.command[0]))
+        probe_bin = binary if probe[0] == spec.command[0] else await self.binary(probe[0], binary)
         if probe_bin is None:
-            return Verdict(spec, root, binary, f"binary not on PATH: {probe[0]}")
-        result = await health_probe(probe_bin, probe[1:], timeout=10.0)
+            return Verdict(spec, root, binary, self.not_found(probe[0]))
+        result = await health_probe(probe_bin, probe[1:], timeout=10.0, sandbox=self.sandbox)
         if not result.ok:
-            return Verdict(spec, root, binary, result.reason or "health probe failed")
+            reason = result.reason or "health probe failed"
+            if self.sandbox is not None:
+                reason += f" (inside sandbox {self.sandbox.name})"
+            return Verdict(spec, root, binary, reason)
         failure = self.failures.get((spec.id, root))
         if failure is not None:
             return Verdict(spec, root, binary, failure)
@@ -206,6 +291,7 @@ class Supervisor(Resource):
                 binary,
                 request_timeout=self.request_timeout,
                 init_timeout=self.init_timeout,
+                sandbox=self.sandbox,
             )
             if self._closed:
                 await server.aclose()
@@ -219,6 +305,7 @@ class Supervisor(Resource):
         live = [s for s in self.servers.values() if s.alive]
         if live:
             return live
+        await self.lookup(self._all_binaries())
         out: list[LanguageServer] = []
         covered: set[str] = set()
         for spec in self.specs:
@@ -235,6 +322,10 @@ class Supervisor(Resource):
             covered.update(spec.extensions)
         return out
 
+    def _all_binaries(self) -> list[str]:
+        names = [n for s in self.specs for n in (s.command[0], s.probe_argv[0])]
+        return names + [s.checker[0] for s in self.specs if s.checker]
+
     def crash_log(self) -> list[tuple[str, str]]:
         return [(key[0], reason) for key, reason in self.crashes.items()]
 
@@ -248,6 +339,8 @@ class Supervisor(Resource):
         self.failures.clear()
         self.crashes.clear()
         self.ledger.clear()
+        self._inside.clear()
+        self._fault = None
         return stopped
 
     # -- Resource ------------------------------------------------------------------------------
@@ -267,10 +360,11 @@ class Supervisor(Resource):
                     "python": server.python.describe() if server.python else None,
                 }
             )
+        await self.lookup(self._all_binaries())
+        # Concurrently: in a sandbox each health probe starts a process there.
+        verdicts = await asyncio.gather(*(self.verdict(s, self._marker_dir(s)) for s in self.specs))
         specs = []
-        for spec in self.specs:
-            start = self._marker_dir(spec)
-            verdict = await self.verdict(spec, start)
+        for spec, verdict in zip(self.specs, verdicts, strict=True):
             specs.append(
                 {
                     "server": spec.id,
@@ -280,7 +374,10 @@ class Supervisor(Resource):
                 }
             )
         usable = any(s["usable"] for s in specs) or bool(running)
-        return {"usable": usable, "running": running, "servers": specs}
+        info: dict[str, Any] = {"usable": usable, "running": running, "servers": specs}
+        if self.sandbox is not None:
+            info["sandbox"] = self.sandbox.describe()
+        return info
 
     def _marker_dir(self, spec: ServerSpec) -> Path:
         """Where to look for `spec`'s root marker in this checkout: the run root, else the
