@@ -32,8 +32,14 @@ PER_FILE = 10
 TOTAL = 30
 DEPENDENTS = 20  # open documents re-checked per server and write
 DEPENDENT_WAIT = 2.0  # push servers: how long to wait for the dependents' re-publishes
-QUIET = 0.5  # ... or until no publish came for this long
+QUIET = 0.5  # ... or until no publish came for this long (longer when the server is slow now)
 CHECKED_SHOWN = 8
+
+
+def quiet_for(latency: float) -> float:
+    """How long a push server's silence means it has nothing more to publish: QUIET, or
+    twice what it took to answer this write when that was longer (a loaded machine)."""
+    return max(QUIET, 2 * latency)
 
 
 def observer(run: Run, paths: list[Path], notes: list[str]) -> Any:
@@ -78,6 +84,15 @@ async def _observe(sup: Supervisor, paths: list[Path], notes: list[str]) -> Asyn
                 await step.send()
             except Exception as exc:
                 outcomes[index] = exc
+    # Saves only once every new text is out: a save makes some servers (gopls) check again,
+    # and that check must see the whole write, not half of it.
+    sent = [s for i, s in enumerate(steps) if outcomes[i] is True and s.doc is not None]
+    for step in sent:
+        await step.save()
+    for step in sent:
+        mates = [s.doc.sent_at for s in sent if s.server is step.server and s.doc is not None]
+        if len(mates) > 1:
+            step.since = max(mates)
     waits = [
         s.collect() if outcomes[i] is True else _done(outcomes[i]) for i, s in enumerate(steps)
     ]
@@ -95,9 +110,10 @@ async def _observe(sup: Supervisor, paths: list[Path], notes: list[str]) -> Asyn
         elif isinstance(outcome, tuple) and outcome[1]:
             found.append((path, outcome[0], outcome[1]))
     checked: list[str] = []
+    latency = max((s.latency for s in sent), default=0.0)
     for dep in dependents:
         try:
-            found += await dep.collect()
+            found += await dep.collect(latency)
         except ToolError as exc:
             notes.append(f"diagnostics of the other open files unavailable: {exc}")
             continue
@@ -154,7 +170,8 @@ class _Dependents:
         raw = await self.server.diagnostics(doc, min(WARM_WAIT, _left(self.deadline)))
         return significant(raw) if raw is not None else None
 
-    async def collect(self) -> list[tuple[Path, str, list[Item]]]:
+    async def collect(self, latency: float = 0.0) -> list[tuple[Path, str, list[Item]]]:
+        """`latency`: how long the server took to answer the written files just now."""
         server = self.server
         after: dict[str, list[Item] | None] = {}
         if server.pulls:
@@ -164,7 +181,7 @@ class _Dependents:
             for doc, result in zip(self.docs, results, strict=True):
                 after[doc.uri] = result if isinstance(result, list) else None
         else:
-            await self._quiet()
+            await self._quiet(quiet_for(latency))
             for doc in self.docs:
                 entry = server.published.get(doc.uri)
                 after[doc.uri] = significant(entry.items) if entry else None
@@ -198,21 +215,22 @@ class _Dependents:
                 found.append((path, server.spec.id, news))
         return found
 
-    async def _quiet(self) -> None:
+    async def _quiet(self, quiet: float) -> None:
         """Push servers: until every open dependent was re-published after the write, or no
-        publish came for QUIET seconds, at most DEPENDENT_WAIT (an unchanged file may never be
-        re-published: typescript-language-server publishes only on change)."""
+        publish came for `quiet` seconds, at most DEPENDENT_WAIT or two quiet spells (an
+        unchanged file may never be re-published: typescript-language-server publishes only on
+        change)."""
         loop = asyncio.get_running_loop()
-        end = min(self.deadline, loop.time() + DEPENDENT_WAIT)
+        end = min(self.deadline, loop.time() + max(DEPENDENT_WAIT, 2 * quiet))
         last = max((e.at for e in self.server.published.values()), default=0.0)
         last = max(last, self.sent_at)
         while (remaining := end - loop.time()) > 0:
             fresh = [self.server.published.get(d.uri) for d in self.docs]
             if all(e is not None and e.at >= self.sent_at for e in fresh):
                 return
-            if time.monotonic() - last >= QUIET:
+            if time.monotonic() - last >= quiet:
                 return
-            await self.server.wait_change(min(remaining, QUIET))
+            await self.server.wait_change(min(remaining, quiet))
             last = max([last, *(e.at for e in self.server.published.values())])
 
     def checked_note(self) -> list[str]:
@@ -245,6 +263,8 @@ class _File:
         self.first = False
         self.doc: Document | None = None
         self.unknown: str | None = None  # why the state before the write is not known
+        self.since: float | None = None  # when the last text of a multi-file write went out
+        self.latency = 0.0  # how long the server took to answer the new text
 
     async def prepare(self) -> bool | str | None:
         """True when the file goes on to `send`; else a note or None (nothing to say)."""
@@ -281,8 +301,11 @@ class _File:
         if new is None:
             return
         self.doc, _ = await self.server.sync(self.path, new)
-        with contextlib.suppress(ToolError):
-            await self.server.save(self.doc)
+
+    async def save(self) -> None:
+        if self.server is not None and self.doc is not None:
+            with contextlib.suppress(ToolError):
+                await self.server.save(self.doc)
 
     async def collect(self) -> tuple[str, list[Item]] | str | None:
         if self.server is None or self.doc is None:
@@ -291,6 +314,11 @@ class _File:
         raw = await self.server.diagnostics(self.doc, bound)
         if raw is None:
             return _not_ready(self.server, self.rel, bound)
+        entry = self.server.published.get(self.doc.uri)
+        if entry is not None and not self.server.pulls:
+            self.latency = max(entry.at - self.doc.sent_at, 0.0)
+            if self.since is not None:
+                raw = await self._whole_write(raw)
         items = significant(raw)
         if self.unknown is not None:
             self.sup.ledger.seed(self.path, items)
@@ -301,6 +329,29 @@ class _File:
                 f'see lsp diagnostics file="{self.rel}"'
             )
         return self.server.spec.id, self.sup.ledger.news(self.path, items)
+
+    async def _whole_write(self, raw: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """A push server's first answer to one file of a multi-file write may predate the
+        write's other files (gopls checked main.go against the old shapes.go of a rename:
+        "undeclared name: Box") and it publishes again once it has them. So the file's newest
+        publish for this version is taken once none came for a quiet spell after the last
+        text went out (a server that has nothing new stays silent)."""
+        assert self.server is not None and self.doc is not None and self.since is not None
+        server, doc = self.server, self.doc
+        quiet = quiet_for(self.latency)
+        end = time.monotonic() + _left(self.deadline)
+        while True:
+            entry = server.published.get(doc.uri)
+            last = max(self.since, entry.at if entry is not None else 0.0)
+            now = time.monotonic()
+            wait = min(last + quiet, end) - now
+            if wait <= 0:
+                break
+            await server.wait_change(wait)
+        entry = server.published.get(doc.uri)
+        if entry is None or (entry.version is not None and entry.version < doc.version):
+            return raw
+        return entry.items
 
     def _bound(self) -> float:
         assert self.server is not None
