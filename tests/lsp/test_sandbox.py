@@ -266,6 +266,17 @@ async def test_basedpyright_in_bwrap(tmp_path: Path, wire: Wire) -> None:
             ("shapes.py", 12),
         ], r.text
 
+        # The other read actions answer relative too (`ok` checks no inside path is shown).
+        at = {"file": "shapes.py", "line": 12, "symbol": "total_area"}
+        assert (
+            "app.py:1: module (module) app.py; at 6"
+            in (await ok(run, "lsp", {"action": "callers", **at})).text
+        )
+        assert "def total_area" in (await ok(run, "lsp", {"action": "hover", **at})).text
+        r = await ok(run, "lsp", {"action": "symbols", "query": "Squ"})
+        assert "shapes.py:4: class Square" in r.text, r.text
+        await ok(run, "lsp", {"action": "symbols", "file": "shapes.py"})
+        await ok(run, "lsp", {"action": "diagnostics", "file": "app.py"})
         tree = server_tree(run)
         assert_jailed(tree, "basedpyright")
 
@@ -352,6 +363,12 @@ async def test_typescript_in_bwrap(tmp_path: Path, wire: Wire) -> None:
             ("src/app.ts", 5),
             ("src/shapes.ts", 9),
         ], r.text
+        r = await ok(run, "lsp", {"action": "symbols", "query": "Squ"})
+        assert "src/shapes.ts:2: class Square" in r.text, r.text
+        r = await ok(
+            run, "lsp", {"action": "hover", "file": "src/app.ts", "line": 3, "symbol": "Square"}
+        )
+        assert "A square of a given side." in r.text, r.text
         tree = server_tree(run)
         assert_jailed(tree, "typescript-language-server")
         assert_jailed(tree, "tsserver")
