@@ -14,7 +14,7 @@ import shutil
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Any
 
 from livetools import Resource, ToolError, relpath
@@ -168,6 +168,8 @@ class Supervisor(Resource):
                     status = "did not end" if code is None else f"exits {code}"
                     self._fault = f"the sandbox cannot start processes: a lookup {status}: {tail}"
                     lines = []
+                else:
+                    self._fault = None
             except TimeoutError:
                 self._fault = "the sandbox cannot start processes: a lookup got no answer in 30s"
             finally:
@@ -177,8 +179,6 @@ class Supervisor(Resource):
             hit = next((found[t] for t in tries[name] if found.get(t)), None)
             if hit or not self._fault:
                 self._inside[name] = hit
-        if any(self._inside.get(n) for n in wanted):
-            self._fault = None
 
     async def binary(self, name: str, near: str | None = None) -> str | None:
         """`name` resolved where the server will run: `_resolve_binary` on the host, the inside's
@@ -186,7 +186,12 @@ class Supervisor(Resource):
         if self.sandbox is None:
             return _resolve_binary(name, near)
         await self.lookup([name])
-        return self._inside.get(name)
+        found = self._inside.get(name)
+        if found is None and near and "/" not in name:
+            beside = str(PurePosixPath(near).parent / name)  # next to the inside's other binary
+            await self.lookup([beside])
+            found = self._inside.get(beside)
+        return found
 
     def not_found(self, name: str) -> str:
         if self.sandbox is None:
