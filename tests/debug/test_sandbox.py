@@ -21,11 +21,20 @@ import pytest
 from livetools.ports import Ports
 from livetools.procs import session_members
 from livetools.sandbox import spawn
+from livetools.wire import free_port
 from livetools_debug.adapters import Adapter
 from tests.sandboxes import bwrap_sandbox, require_bwrap
 from tests.support import assert_gone
 
-from .conftest import build_c, copy_project, line_of, require_delve, require_lldb
+from .conftest import (
+    build_c,
+    copy_project,
+    line_of,
+    require_delve,
+    require_lldb,
+    wait_listening,
+)
+from .test_debugpy import stopped_in_status
 from .test_faults_and_hooks import ThirdParty
 
 PROGRAM = """\
@@ -360,6 +369,34 @@ async def test_delve_in_bwrap_with_the_host_network(
         assert (frame["path"], frame["line"]) == ("main.go", call_line), result.text
         await dbg.run.aclose()
         assert_gone(members, within=10)
+
+
+async def test_attach_to_a_debugpy_listening_inside_with_the_host_network(
+    tmp_path: Path, open_debugger
+) -> None:
+    """With the host network, attach reaches a `debugpy --listen` started inside the sandbox;
+    that server speaks the inside's paths, and the frames are mapped as a launch's are."""
+    root = _project(tmp_path / "proj")
+    call_line = line_of(root / "prog.py", "# call total")
+    port = free_port()
+    with bwrap_sandbox(root, network=True) as sandbox:
+        listen = [sys.executable, "-m", "debugpy", "--listen", f"127.0.0.1:{port}"]
+        server = await spawn(sandbox, [*listen, "--wait-for-client", "prog.py"], cwd=root)
+        try:
+            await wait_listening(port)
+            dbg = await open_debugger(root, ports=Ports(sandbox=sandbox))
+            await dbg.ok("breakpoints", file="prog.py", lines=[call_line])
+            result = await dbg.ok("attach", port=port, adapter="debugpy")
+            assert "attached to port" in result.text and "inside sandbox bwrap" in result.text
+            stop = result.data["stop"] or await stopped_in_status(dbg)  # a late stop, under load
+            assert (stop["frame"]["path"], stop["frame"]["line"]) == ("prog.py", call_line)
+            cwd = await dbg.ok("evaluate", expression="os.getcwd()")
+            assert cwd.text.startswith("'/workspace'")
+            await dbg.ok("terminate")
+            assert await server.wait(30) is not None
+        finally:
+            await server.aclose(grace=0)
+        assert session_members(server.pid) == []
 
 
 def _descendants(pid: int) -> list[int]:
