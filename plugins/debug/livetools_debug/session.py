@@ -28,7 +28,7 @@ from typing import Any
 from livetools import ToolError
 from livetools.procs import ProcessStartError
 from livetools.sandbox import Process, Sandbox, spawn, wire_maps
-from livetools.wire import FramedReader, FramedWriter, Transform
+from livetools.wire import ByteWriter, FramedReader, FramedWriter, Transform
 
 from .adapters import Adapter, AttachInfo, LaunchInfo
 from .dap import DapClient, DapClosed, DapError, wait_response
@@ -418,7 +418,7 @@ class Session:
         self._spawn(self._watch_connection(self.client))
 
     def _framed(
-        self, stdout: asyncio.StreamReader, stdin: Any
+        self, stdout: asyncio.StreamReader, stdin: ByteWriter
     ) -> tuple[FramedReader, FramedWriter]:
         """Frames over the adapter's pipes or socket, with the sandbox's path map (None on the
         host): an adapter in a sandbox that shares the host's network speaks the inside's paths
