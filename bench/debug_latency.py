@@ -196,6 +196,7 @@ async def raw_run(case: Case, steps: int) -> tuple[float, list[float]]:
     port = server.sockets[0].getsockname()[1]
     argv = [a.format(port=port) for a in case.argv]
     child = await ChildProcess.start(argv, cwd=case.root, stdin=not case.tcp, merge_stderr=case.tcp)
+    drain: asyncio.Task[bytes] | None = None
     try:
         if case.tcp:  # dlv dials in, as the tool has it do
             r, w = await asyncio.wait_for(dialed, 15)
@@ -232,7 +233,7 @@ async def raw_run(case: Case, steps: int) -> tuple[float, list[float]]:
             step_times.append(time.perf_counter() - t0)
         await asyncio.wait_for(dap.call("disconnect", {"terminateDebuggee": True}), 5)
         dap.task.cancel()
-        if case.tcp:
+        if drain is not None:
             drain.cancel()
         return launch, step_times
     finally:
