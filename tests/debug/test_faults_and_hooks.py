@@ -73,7 +73,9 @@ async def test_hanging_adapter_is_a_bounded_error(tmp_path: Path, open_debugger)
     dbg = await open_debugger(_project(tmp_path), plugins=(("tp", ThirdParty("hang")),))
     started = time.monotonic()
     result = await dbg.err("launch", program="prog.fake")
-    assert time.monotonic() - started < 8
+    # Bounded by init_timeout (2 s, named in the message), not a hang; the margin is for the
+    # fake adapter's start on a loaded machine.
+    assert time.monotonic() - started < 30
     assert "fake launch failed" in result.text and "no answer to initialize" in result.text
     session = dbg.supervisor.session
     assert_gone(session.pids)

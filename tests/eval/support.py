@@ -48,6 +48,33 @@ async def stall(ctx: CallContext, args: StallArgs) -> str:
     return f"slept {args.seconds}"
 
 
+class MeetArgs(BaseModel):
+    size: int
+
+
+MEET_WAIT = 60.0  # only a call that is never joined waits this long
+
+
+class Meeting:
+    """`meet` calls of a run wait for each other: each returns "met N" once N are in flight
+    together, so a batch shows its calls overlap by a condition, not by a wall-clock bound
+    that a loaded machine can miss. Calls that run one after another never meet."""
+
+    def __init__(self) -> None:
+        self.count = 0
+        self.full = asyncio.Event()
+
+    async def __call__(self, ctx: CallContext, args: MeetArgs) -> str:
+        self.count += 1
+        if self.count >= args.size:
+            self.full.set()
+        try:
+            await asyncio.wait_for(self.full.wait(), MEET_WAIT)
+        except TimeoutError:
+            return f"alone: {self.count} of {args.size} after {MEET_WAIT:g}s"
+        return f"met {args.size}"
+
+
 async def read(ctx: CallContext, args: ReadArgs) -> Result:
     path = resolve_path(ctx.run.root, args.path)
     if not path.is_file():
@@ -57,12 +84,13 @@ async def read(ctx: CallContext, args: ReadArgs) -> Result:
 
 class Files:
     """A read tool, so a cell can read a file through another tool of the run; a parallel-safe
-    sleeper, so a batch can show its calls overlap."""
+    sleeper, and `meet`, so a batch can show its calls overlap."""
 
     @hookimpl
     def livetools_register_tools(self, register: Any) -> None:
         register(Tool("read", Tier.READ, ReadArgs, read, "Read a file."))
         register(Tool("stall", Tier.READ, StallArgs, stall, "Sleep, concurrently."))
+        register(Tool("meet", Tier.READ, MeetArgs, Meeting(), "Wait for the others."))
 
 
 def host(*extra: tuple[str, object]) -> Host:

@@ -60,7 +60,9 @@ async def test_fault_then_recovery(tmp_path: Path, mode: str, expected: str) -> 
         assert r.is_error, r.text
         assert expected in r.text, r.text
         assert "the next call starts it again" in r.text
-        assert elapsed < 8, elapsed
+        # Bounded by request_timeout (the message names it), not by a hang; the margin is for
+        # the fake's start on a loaded machine, so this is far above 2 s and far below a hang.
+        assert elapsed < 30, elapsed
         if mode == "garbage":
             assert "invalid output" in r.text and "this is junk" in r.text, r.text
         first = [s.pid for s in sup.servers.values()]
