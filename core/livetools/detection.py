@@ -176,7 +176,8 @@ async def health_probe(
     it can be fixed without touching the binary (`rustup component add` behind a proxy).
     Inside a sandbox the probe runs there (the binary must work *there*), cached in memory only."""
     if sandbox is not None:
-        key = json.dumps([sandbox.describe(), binary, list(args)])
+        # The root is part of the key: `/workspace/.venv/bin/x` is another file for another root.
+        key = json.dumps([sandbox.describe(), str(sandbox.paths.host), binary, list(args)])
         if key not in _probe_memory:
             _probe_memory[key] = await _run_probe(binary, args, timeout, sandbox)
         return _probe_memory[key]

@@ -54,6 +54,7 @@ class BwrapSandbox(PrefixSandbox):
             inside_root=PurePosixPath(inside_root),
             shared_dir=self._own_shared,
             name="bwrap",
+            host_network=network,
         )
         self.network = network
 

@@ -1,6 +1,7 @@
 """A sandbox named by a run option, so every face (status, call, session, serve, a run created
 over HTTP) can ask for one without Python: `sandbox="bwrap"`, `{"kind": "bwrap", "network": true}`,
-or `{"wrap": "docker exec -i box", "root": "/src"}` for any prefix launcher.
+or `{"wrap": "docker exec -i box", "root": "/src", "network": true}` for any prefix launcher
+(`network`: the host's loopback reaches inside).
 
 A harness that passes `Ports(sandbox=...)` wins over the option; a sandbox built here belongs to
 the run and is closed with it.
@@ -40,7 +41,9 @@ def sandbox_from_option(value: Any, root: Path) -> Sandbox | None:
         inside = spec.get("root")
         if inside is not None and (not isinstance(inside, str) or not inside.startswith("/")):
             raise SandboxOptionError("sandbox.root: the root's absolute path inside the sandbox")
-        return PrefixSandbox(argv, host_root=root, inside_root=inside)
+        return PrefixSandbox(
+            argv, host_root=root, inside_root=inside, host_network=bool(spec.get("network"))
+        )
     kind = spec.get("kind")
     if kind == "bwrap":
         missing = BwrapSandbox.available()

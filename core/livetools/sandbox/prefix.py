@@ -17,7 +17,9 @@ from .paths import PathMap
 class PrefixSandbox:
     """`prefix` is put in front of every command. Environment: the prefix program inherits the
     host's; what a family adds or removes is passed inside through `env -u K K=V …`, since
-    `docker exec` and friends do not forward their own environment."""
+    `docker exec` and friends do not forward their own environment. `host_network` says that
+    the host's loopback reaches processes inside (a host-network container, `devcontainer
+    exec`): families that speak TCP (debug adapters, kernels without a shared folder) need it."""
 
     def __init__(
         self,
@@ -27,6 +29,7 @@ class PrefixSandbox:
         inside_root: str | PurePosixPath | None = None,
         shared_dir: Path | None = None,
         name: str | None = None,
+        host_network: bool = False,
     ) -> None:
         if not prefix:
             raise ValueError("the sandbox prefix is empty: give the command that runs argv inside")
@@ -35,6 +38,7 @@ class PrefixSandbox:
         self.paths = PathMap(host, PurePosixPath(inside_root or host))
         self.shared_dir = shared_dir
         self.name = name or Path(self.prefix[0]).name
+        self.host_network = host_network
 
     def command(self, argv: Sequence[str], *, cwd: str, env: Mapping[str, str] | None) -> list[str]:
         """The host command that runs `argv` inside, in `cwd` (an inside path), with `env`."""

@@ -54,7 +54,11 @@ class Sandbox(Protocol):
     host folder that the inside sees at the same path: unix sockets and connection files cross
     there (TCP does not cross a network namespace). `spawn` gets the inside's argv, cwd and
     environment (paths already mapped) and must start the process so that it dies with the
-    returned handle's `aclose()` and with the host."""
+    returned handle's `aclose()` and with the host.
+
+    Optional: `host_network: bool`, True when the host's loopback reaches processes inside;
+    unsaid means no, and families that would speak TCP across (debug adapters) refuse.
+    `close()`, called by whoever made the sandbox (a run closes one it built from its option)."""
 
     name: str
     paths: PathMap

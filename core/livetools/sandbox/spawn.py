@@ -107,6 +107,7 @@ class WrapSandbox:
         host = Path(root).resolve()
         self.paths = PathMap(host, PurePosixPath(host))
         self.shared_dir: Path | None = None
+        self.host_network = True  # its kernels always spoke loopback TCP
 
     async def spawn(
         self,
