@@ -206,6 +206,7 @@ async def _serve(args: argparse.Namespace, root: Path | None, options: dict[str,
         instance=args.instance,
         ttl=args.run_ttl if runs_under is not None else None,
         max_runs=args.max_runs,
+        defaults=options if runs_under is not None else None,
     )
     gate = Gate.build(
         bind_host,

@@ -21,6 +21,7 @@ import anyio.abc
 
 from ....host import Host
 from ....run import Run
+from ....sandbox import BwrapSandbox
 from ....tiers import Surface
 from .face import HttpFace
 from .metrics import Metrics
@@ -84,8 +85,12 @@ class Runs:
         max_runs: int = DEFAULT_MAX_RUNS,
         max_body: int = 4 * 1024 * 1024,
         close_bound: float = CLOSE_BOUND,
+        defaults: dict[str, Any] | None = None,
     ) -> None:
         self.host = host
+        # The command line's run options: the base of every created run's. Its sandbox is the
+        # operator's boundary, so a client's options cannot name another one.
+        self.defaults = dict(defaults or {})
         self.metrics = metrics
         self.runs_under = runs_under.resolve() if runs_under is not None else None
         self.instance = instance
@@ -162,6 +167,23 @@ class Runs:
         if not resolved.is_dir():
             raise RunRefused(400, f"root {root!r}: not a directory under --runs-under")
         return resolved
+
+    def options_for(self, asked: dict[str, Any]) -> dict[str, Any]:
+        """A created run's options: the server's, then the client's. The client may pick no
+        sandbox or bwrap only where the server set none; a launcher is the operator's to give.
+        RunRefused (400) says which."""
+        if "sandbox" not in asked:
+            return {**self.defaults, **asked}
+        wanted, mine = asked["sandbox"], self.defaults.get("sandbox")
+        if mine is not None and wanted != mine:
+            raise RunRefused(400, "options.sandbox: every run here starts in the server's sandbox")
+        if mine is None and wanted not in (None, "none", "bwrap"):
+            raise RunRefused(
+                400, 'options.sandbox: "bwrap" or "none" (a launcher is the server\'s)'
+            )
+        if wanted == "bwrap" and (missing := BwrapSandbox.available()):
+            raise RunRefused(400, f"options.sandbox: {missing}")
+        return {**self.defaults, **asked}
 
     async def open(
         self,

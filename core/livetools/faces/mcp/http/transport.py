@@ -289,7 +289,11 @@ class App:
             root = self.runs.confine(spec["root"])
             surface = resolve_surface(self.runs.host, surface_name)
             slot = await self.runs.open(
-                root, surface, surface_name, conversation_id=conversation_id, options=options
+                root,
+                surface,
+                surface_name,
+                conversation_id=conversation_id,
+                options=self.runs.options_for(options),
             )
         except UsageError as exc:
             return _error(400, f"surface: {exc}")
