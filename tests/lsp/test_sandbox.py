@@ -428,6 +428,45 @@ async def test_click_in_bwrap(tmp_path: Path, wire: Wire) -> None:
         wire.assert_inside_only(root)
 
 
+async def test_paths_in_messages_read_as_the_hosts(tmp_path: Path) -> None:
+    """A diagnostic that names files ("Cycle detected in import chain /workspace/a.py ...")
+    reads as it would without a sandbox: the host's paths, never the inside's."""
+    require_binary("basedpyright-langserver", "uv sync")
+    root = tmp_path / "cyc"
+    root.mkdir()
+    (root / "pyproject.toml").write_text(
+        "[project]\nname = 'c'\nversion = '0'\n"
+        '[tool.basedpyright]\nreportImportCycles = "error"\n'
+    )
+    (root / "a.py").write_text("import b\n\nX = 1\nprint(b.Y)\n")
+    (root / "b.py").write_text("import a\n\nY = 2\nprint(a.X)\n")
+    async with sandboxed(root, "basedpyright") as (run, _):
+        r = await ok(run, "lsp", {"action": "diagnostics", "file": "a.py"})
+        assert (
+            f"1: error [reportImportCycles]: Cycle detected in import chain {root}/a.py "
+            f"{root}/b.py" in r.text
+        ), r.text
+
+
+def test_a_message_maps_every_path_in_it(tmp_path: Path) -> None:
+    sandbox = BwrapSandbox(tmp_path)
+    host = tmp_path.resolve()
+    try:
+        said = (
+            f"chain\n  {INSIDE}/a.py\n  see file://{INSIDE}/c.py#L1, not {INSIDE}2/x "
+            f'nor /x{INSIDE}/y; "{INSIDE}".'
+        )
+        back = sandbox.paths.inbound({"message": said, "text": said})
+        assert back == {
+            "message": f"chain\n  {host}/a.py\n  see {host.as_uri()}/c.py#L1, not {INSIDE}2/x "
+            f'nor /x{INSIDE}/y; "{host}".',
+            "text": said,  # contents stay as they are
+        }
+        assert sandbox.paths.outbound(back) == {"message": said, "text": said}
+    finally:
+        sandbox.close()
+
+
 class HostOnly:
     """A server whose binary is on the host's PATH in a folder the sandbox does not show (under
     the host's /tmp)."""
