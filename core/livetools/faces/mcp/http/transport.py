@@ -24,6 +24,7 @@ from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.types import Message, Receive, Scope, Send
 
 from .cancel import DropWatch, cancel_dropped
+from .framing import JsonAnswers
 from .metrics import Metrics
 from .runs import SINGLE_ID, RunRefused, Runs, RunSlot
 from .security import (
@@ -207,9 +208,15 @@ class App:
             return
         self.metrics.protocols[_protocol_label(scope)] += 1
         watch = DropWatch(scope, receive, send)
+        # A handshake-era POST answered by one event goes out as JSON (see framing).
+        answers = JsonAnswers(watch.send) if _handshake_post(scope) else None
         with slot.serving():
             try:
-                await slot.face.manager.handle_request(scope, watch.receive, watch.send)
+                await slot.face.manager.handle_request(
+                    scope, watch.receive, watch.send if answers is None else answers.send
+                )
+                if answers is not None:
+                    await answers.flush()
             finally:
                 await cancel_dropped(slot.face.manager.handle_request, watch)
 
@@ -318,6 +325,18 @@ class App:
             "calls": slot.face.calls,
             "url": f"/runs/{slot.id}/mcp" if not self.single else "/mcp",
         }
+
+
+def _handshake_post(scope: Scope) -> bool:
+    """A POST the SDK serves on its 2025-11-25 path (no version header, or a handshake one)."""
+    from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
+
+    if scope.get("method") != "POST":
+        return False
+    for key, value in scope.get("headers") or ():
+        if key == b"mcp-protocol-version":
+            return value.decode("latin-1") in HANDSHAKE_PROTOCOL_VERSIONS
+    return True
 
 
 def _protocol_label(scope: Scope) -> str:
