@@ -51,10 +51,12 @@ def test_applicable_server_scenarios_pass(tmp_path: Path) -> None:
         for folder in sorted(out.iterdir())
         for check in json.loads((folder / "checks.json").read_text())
     ]
+    # INFO is the suite's note, not a verdict: server-sse-streams-functional says "Server
+    # returned JSON responses (SSE streams optional)" since an answer alone goes out as JSON.
     failed = [
         f"{name}: {c.get('errorMessage') or c['status']}"
         for name, c in checks
-        if c["status"] != "SUCCESS"
+        if c["status"] not in ("SUCCESS", "INFO")
     ]
     assert not failed and done.returncode == 0, f"{failed}\n{done.stdout[-3000:]}{done.stderr}"
     assert len({STAMP.sub("", name) for name, _ in checks}) == SCENARIOS, done.stdout
