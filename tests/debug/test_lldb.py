@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import asyncio
+import json
+import subprocess
+import time
 from pathlib import Path
 
 import pytest
@@ -10,6 +13,8 @@ import pytest
 from livetools.detection import which_any
 from livetools.procs import ChildProcess, session_members
 from livetools.wire import free_port
+from livetools_debug.adapters import AttachInfo, _lldb_attach, lldb_names
+from livetools_debug.listening import listening
 from tests.support import require_binary
 
 from .conftest import assert_gone, build_c, copy_project, line_of, require_lldb
@@ -212,3 +217,80 @@ async def test_unverified_line_in_a_debug_build_gets_no_build_hint(
     assert marks[1]["verified"] is False  # the #include line
     assert "no code at this line" in marks[1]["message"] and "-g" not in marks[1]["message"]
     await dbg.ok("terminate")
+
+
+def _dap_attach(adapter: list[str], config: dict) -> str:
+    """initialize + attach with `config` on a raw DAP pipe; the attach answer's message."""
+    proc = subprocess.Popen(adapter, stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+    assert proc.stdin is not None and proc.stdout is not None
+    out, into = proc.stdout, proc.stdin
+
+    def send(seq: int, command: str, arguments: dict) -> None:
+        message = {"seq": seq, "type": "request", "command": command, "arguments": arguments}
+        body = json.dumps(message).encode()
+        into.write(b"Content-Length: %d\r\n\r\n" % len(body) + body)
+        into.flush()
+
+    def answer(command: str) -> dict:
+        while True:
+            length = 0
+            while (line := out.readline()) not in (b"\r\n", b""):
+                if line.lower().startswith(b"content-length:"):
+                    length = int(line.split(b":")[1])
+            if not length:
+                raise AssertionError(f"the adapter exited before answering {command}")
+            message = json.loads(out.read(length))
+            if message.get("type") == "response" and message.get("command") == command:
+                return message
+
+    try:
+        send(1, "initialize", {"adapterID": "lldb", "linesStartAt1": True})
+        answer("initialize")
+        send(2, "attach", config)
+        reply = answer("attach")
+        return "ok" if reply.get("success") else str(reply.get("message"))
+    finally:
+        proc.kill()
+        proc.wait()
+
+
+async def test_attach_config_holds_with_the_adapter_on_one_busy_core(c_project: Path) -> None:
+    """lldb-dap fails an attach at once if, after its attachCommands, the process's public state
+    is still "unloaded" — it leaves that state when lldb-dap's event thread takes the stop event,
+    which a busy machine delays. The attach the debug tool sends, to an adapter pinned to one
+    core beside three busy loops: an asynchronous gdb-remote failed 11 of 15 times like that."""
+    taskset = require_binary("taskset", "apt-get install util-linux")
+    real = which_any(list(lldb_names()))
+    server_binary = which_any(["lldb-server", *(f"lldb-server-{n}" for n in range(30, 9, -1))])
+    if real is None or server_binary is None:
+        server_binary = require_binary("lldb-server", "apt-get install lldb-16")
+    assert real is not None
+    root = c_project
+    # In this process's session, so in its scheduling group (autogroup), as beside a loaded suite.
+    pinned = [taskset, "-c", "0", "sh", "-c", "while :; do :; done"]
+    hogs = [await asyncio.create_subprocess_exec(*pinned) for _ in range(3)]
+    answers = []
+    try:
+        for _ in range(4):
+            port = free_port()
+            server = await ChildProcess.start(
+                [server_binary, "gdbserver", f"127.0.0.1:{port}", str(root / "app")],
+                cwd=root,
+                stdin=False,
+                merge_stderr=True,
+            )
+            try:
+                deadline = time.monotonic() + 30
+                while not listening(port):
+                    assert time.monotonic() < deadline, "lldb-server never listened"
+                    await asyncio.sleep(0.05)
+                config = _lldb_attach(AttachInfo("127.0.0.1", port, root, root))
+                adapter = [taskset, "-c", "0", real]
+                answers.append(await asyncio.to_thread(_dap_attach, adapter, config))
+            finally:
+                await server.aclose(grace=0)
+    finally:
+        for hog in hogs:
+            hog.kill()
+            await hog.wait()
+    assert answers == ["ok"] * 4, answers
