@@ -215,3 +215,16 @@ async def test_run_close_leaves_nothing_of_a_bwrap_tree(tmp_path: Path) -> None:
         assert len(members) >= 3
     assert_gone(members, within=5)
     assert not sandbox.shared_dir.exists()  # the run built it from the option, the run removed it
+
+
+async def test_a_process_can_be_signalled(tmp_path: Path) -> None:
+    """The protocol's `send_signal` reaches the process itself: a local child, here."""
+    import signal
+
+    child = await spawn(None, ["sleep", "600"], cwd=tmp_path, stdin=False)
+    try:
+        child.send_signal(signal.SIGTERM)
+        assert await child.wait(30) == -signal.SIGTERM
+        child.send_signal(signal.SIGTERM)  # gone: quiet
+    finally:
+        await child.aclose(grace=0)

@@ -215,6 +215,11 @@ class ChildProcess:
             self._closing = asyncio.get_running_loop().create_task(self._close(grace))
         await asyncio.shield(self._closing)
 
+    def send_signal(self, sig: int) -> None:
+        """Signal the child itself (not its session); quiet when it has already exited."""
+        with contextlib.suppress(ProcessLookupError):
+            self._transport.send_signal(sig)
+
     def kill_session(self) -> None:
         """SIGKILL every process of the child's session, synchronously (atexit, signal handlers)."""
         kill_session(self.pid)

@@ -45,6 +45,8 @@ class Process(Protocol):
 
     async def aclose(self, grace: float = 2.0) -> None: ...
 
+    def send_signal(self, sig: int) -> None: ...  # the process itself (a launcher: the launcher)
+
     def kill_session(self) -> None: ...
 
 
