@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
 from pathlib import Path, PurePosixPath
@@ -219,8 +220,6 @@ async def test_run_close_leaves_nothing_of_a_bwrap_tree(tmp_path: Path) -> None:
 
 async def test_a_process_can_be_signalled(tmp_path: Path) -> None:
     """The protocol's `send_signal` reaches the process itself: a local child, here."""
-    import signal
-
     child = await spawn(None, ["sleep", "600"], cwd=tmp_path, stdin=False)
     try:
         child.send_signal(signal.SIGTERM)
