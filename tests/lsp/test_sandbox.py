@@ -415,17 +415,21 @@ async def test_click_in_bwrap(tmp_path: Path, wire: Wire) -> None:
     require_binary("basedpyright-langserver", "uv sync")
     root = corpus_copy("click", tmp_path)
     async with sandboxed(root, "basedpyright") as (run, _):
-        r = await ok(
-            run,
-            "lsp",
-            {"action": "definition", "file": "src/click/termui.py", "line": 1, "symbol": "inspect"},
-        )
-        assert r.data["locations"], r.text
+        # tests/ imports the package absolutely: only the automatic `src` search path finds it.
+        at = {"file": "tests/test_utils.py", "line": 16, "symbol": "echo"}
+        r = await ok(run, "lsp", {"action": "definition", **at})
+        assert r.data["locations"][0]["path"] == "src/click/utils.py", r.text
+        # The standard library is outside the root: the same host path inside (read-only).
+        at = {"file": "src/click/utils.py", "line": 1, "symbol": "os"}
+        r = await ok(run, "lsp", {"action": "definition", **at})
+        assert r.data["locations"][0].get("outside_root") is True, r.text
         echo = {"action": "references", "file": "src/click/utils.py", "line": 219}
         r = await ok(run, "lsp", {**echo, "symbol": "echo", "path": "src/click"})
         assert r.text.startswith('37 references to "echo" under src/click'), r.text
         assert all(d["path"].startswith("src/click/") for d in r.data["locations"])
+        tree = server_tree(run)
         wire.assert_inside_only(root)
+    assert_gone(tree, within=15)
 
 
 async def test_paths_in_messages_read_as_the_hosts(tmp_path: Path) -> None:
