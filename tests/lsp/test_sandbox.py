@@ -402,6 +402,9 @@ async def test_typescript_in_bwrap(tmp_path: Path, wire: Wire) -> None:
         app = (root / "src" / "app.ts").read_text()
         assert "Square" not in app and app.count("Box") == 3, app
 
+        # tsc --noEmit inside, on the renamed project.
+        r = await ok(run, "lsp", {"action": "diagnostics", "file": "*"})
+        assert r.text.startswith("$ tsc --noEmit --pretty false (in .): clean"), r.text
         init = next(m for m in wire.sent if m.get("method") == "initialize")
         assert init["params"]["processId"] is None
         wire.assert_inside_only(root)
