@@ -293,6 +293,12 @@ async def test_basedpyright_in_bwrap(tmp_path: Path, wire: Wire) -> None:
         news = new_diagnostics(r.text)
         error = 'app.py:6: error [reportUndefinedVariable]: "nothing_here" is not defined'
         assert news and news[0] == error and INSIDE not in r.text, r.text
+        # The project checker (basedpyright's CLI) runs inside; its absolute paths are made
+        # relative.
+        r = await ok(run, "lsp", {"action": "diagnostics", "file": "*"})
+        assert r.text.startswith("$ basedpyright (in .): exit 1\napp.py\n"), r.text
+        assert 'app.py:6:8 - error: "nothing_here" is not defined' in r.text, r.text
+        assert str(root) not in r.text
         r = await run.call("edit", {"path": "app.py", "old": "oops = nothing_here\n", "new": ""})
         assert new_diagnostics(r.text) == [] and "not ready" not in r.text, r.text
 
@@ -306,11 +312,6 @@ async def test_basedpyright_in_bwrap(tmp_path: Path, wire: Wire) -> None:
         app = (root / "app.py").read_text()
         assert "Square" not in app and app.count("Box") == 3
         assert f'HOST_ROOT = "{root}/data.txt"' in app  # contents untouched by the mapping
-
-        # The project checker (basedpyright's CLI) runs inside, its paths made relative.
-        r = await ok(run, "lsp", {"action": "diagnostics", "file": "*"})
-        assert r.text.startswith("$ basedpyright (in .)"), r.text
-        assert str(root) not in r.text
 
         # The document's contents went byte for byte, the host root in them included.
         opened = [
