@@ -5,7 +5,8 @@ from .bwrap import BwrapSandbox
 from .paths import PathMap
 from .prefix import PrefixSandbox
 from .protocol import Process, Sandbox
-from .spawn import WrapSandbox, as_sandbox, spawn, which, wire_maps
+from .spawn import as_sandbox, spawn, which, wire_maps
+from .wrap import WrapSandbox
 
 __all__ = [
     "BwrapSandbox",

@@ -49,8 +49,15 @@ class PrefixSandbox:
         command is run through `sh -c 'cd … && exec "$@"'`."""
         return ["sh", "-c", 'cd "$0" && exec "$@"', cwd]
 
-    def host_cwd(self) -> Path:
+    def host_cwd(self, cwd: str) -> Path:
+        """Where the launcher itself starts on the host (the root: the inside's cwd is said)."""
         return self.paths.host
+
+    async def launch(
+        self, argv: Sequence[str], *, cwd: str, env: Mapping[str, str] | None
+    ) -> list[str]:
+        """The host command to start; a subclass may ask someone else for it (the wrap port)."""
+        return self.command(argv, cwd=cwd, env=env)
 
     async def spawn(
         self,
@@ -65,8 +72,8 @@ class PrefixSandbox:
         stderr_lines: int,
     ) -> ChildProcess:
         return await ChildProcess.start(
-            self.command(argv, cwd=cwd, env=env),
-            cwd=self.host_cwd(),
+            await self.launch(argv, cwd=cwd, env=env),
+            cwd=self.host_cwd(cwd),
             env=self.host_env(env),
             name=name,
             stdin=stdin,

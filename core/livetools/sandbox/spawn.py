@@ -7,15 +7,14 @@ inside before the sandbox sees them, so no family carries sandbox logic of its o
 from __future__ import annotations
 
 import asyncio
-import inspect
 from collections.abc import Mapping, Sequence
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 from typing import Any
 
 from ..procs import ChildProcess, ProcessStartError
 from ..wire import Transform
-from .paths import PathMap
 from .protocol import Process, Sandbox
+from .wrap import WrapSandbox
 
 _WHICH = 'for n; do command -v "$n" && exit 0; done; exit 1'
 
@@ -37,17 +36,11 @@ async def spawn(
     argv = [str(a) for a in argv]
     if not argv:
         raise ValueError("argv is empty")
+    io = {"stdin": stdin, "stdout": stdout, "merge_stderr": merge_stderr}
     label = name or Path(argv[0]).name
     if sandbox is None:
         return await ChildProcess.start(
-            argv,
-            cwd=cwd,
-            env=env,
-            name=label,
-            stdin=stdin,
-            stdout=stdout,
-            merge_stderr=merge_stderr,
-            stderr_lines=stderr_lines,
+            argv, cwd=cwd, env=env, name=label, stderr_lines=stderr_lines, **io
         )
     paths = sandbox.paths
     inside_env = None if env is None else {k: paths.to_inside(v) for k, v in env.items()}
@@ -57,10 +50,8 @@ async def spawn(
             cwd=paths.to_inside(cwd),
             env=inside_env,
             name=label,
-            stdin=stdin,
-            stdout=stdout,
-            merge_stderr=merge_stderr,
             stderr_lines=stderr_lines,
+            **io,
         )
     except ProcessStartError as exc:
         raise ProcessStartError(f"{exc} (in sandbox {sandbox.name})") from None
@@ -95,48 +86,6 @@ async def which(sandbox: Sandbox | None, names: Sequence[str], timeout: float = 
         await child.aclose(grace=0)
     line = out.decode("utf-8", "replace").strip().splitlines()
     return line[0] if code == 0 and line else None
-
-
-class WrapSandbox:
-    """The older port shape, `wrap(argv) -> argv` (or a callable), sync or async: a prefix
-    launcher that keeps host paths (identity mapping) and shares no folder."""
-
-    def __init__(self, wrap: Any, root: Path) -> None:
-        self._wrap = getattr(wrap, "wrap", wrap)
-        self.name = type(wrap).__name__ if hasattr(wrap, "wrap") else "wrap"
-        host = Path(root).resolve()
-        self.paths = PathMap(host, PurePosixPath(host))
-        self.shared_dir: Path | None = None
-        self.host_network = True  # its kernels always spoke loopback TCP
-
-    async def spawn(
-        self,
-        argv: Sequence[str],
-        *,
-        cwd: str,
-        env: Mapping[str, str] | None,
-        name: str,
-        stdin: bool,
-        stdout: bool,
-        merge_stderr: bool,
-        stderr_lines: int,
-    ) -> ChildProcess:
-        wrapped = self._wrap(list(argv))
-        if inspect.isawaitable(wrapped):
-            wrapped = await wrapped
-        return await ChildProcess.start(
-            list(wrapped),
-            cwd=Path(cwd),
-            env=env,
-            name=name,
-            stdin=stdin,
-            stdout=stdout,
-            merge_stderr=merge_stderr,
-            stderr_lines=stderr_lines,
-        )
-
-    def describe(self) -> str:
-        return f"{self.name} (a wrap(argv) launcher, host paths)"
 
 
 def as_sandbox(port: Any, root: Path) -> Sandbox | None:
