@@ -4,6 +4,8 @@ behind, and the next call gets a fresh server."""
 
 from __future__ import annotations
 
+import asyncio
+import gc
 import sys
 import time
 from pathlib import Path
@@ -12,7 +14,9 @@ import pytest
 
 from livetools import hookimpl
 from livetools.procs import session_members
+from livetools.wire import FramedReader, FramedWriter
 from livetools_lsp import ServerSpec
+from livetools_lsp.jsonrpc import ConnectionLost, Endpoint
 from tests.lsp.conftest import lsp_run
 
 FAKE = Path(__file__).with_name("fake_server.py")
@@ -147,3 +151,55 @@ def _runs(binary: str) -> bool:
 
     probe = subprocess.run([binary, "--version"], capture_output=True, timeout=30, check=False)
     return probe.returncode == 0
+
+
+class _DiesOnWrite:
+    """A server's stdin at the moment it exits: the read side sees EOF first, then the write
+    fails (the order an exiting server gave under load)."""
+
+    def __init__(self, stdout: asyncio.StreamReader, lost: asyncio.Event) -> None:
+        self.stdout = stdout
+        self.lost = lost
+
+    def write(self, data: bytes) -> None:
+        pass
+
+    async def drain(self) -> None:
+        self.stdout.feed_eof()
+        await self.lost.wait()  # the read loop saw the end and failed the pending request
+        raise BrokenPipeError("the server is gone")
+
+    def close(self) -> None:
+        pass
+
+    async def wait_closed(self) -> None:
+        pass
+
+
+async def test_a_request_to_an_exiting_server_leaves_no_unretrieved_error() -> None:
+    """The request fails with ConnectionLost and nothing else: its answer future, failed by the
+    read loop while the write was failing, must not surface later as "Future exception was
+    never retrieved" (which failed the exits-at-start test once, beside 2 CPU hogs)."""
+    loop = asyncio.get_running_loop()
+    reported: list[dict] = []
+    previous = loop.get_exception_handler()
+    loop.set_exception_handler(lambda _loop, context: reported.append(context))
+    try:
+        stdout = asyncio.StreamReader()
+        lost = asyncio.Event()
+        endpoint = Endpoint(
+            FramedReader(stdout),
+            FramedWriter(_DiesOnWrite(stdout, lost)),
+            on_request=lambda method, params: asyncio.sleep(0),
+            on_notification=lambda method, params: None,
+            on_lost=lambda reason: lost.set(),
+        )
+        endpoint.start()
+        with pytest.raises(ConnectionLost):
+            await endpoint.request("initialize", {}, 5.0)
+        await endpoint.aclose()
+        gc.collect()
+        await asyncio.sleep(0)
+    finally:
+        loop.set_exception_handler(previous)
+    assert reported == [], reported

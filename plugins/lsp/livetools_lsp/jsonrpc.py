@@ -112,6 +112,11 @@ class Endpoint:
             self._pending.pop(msg_id, None)
             if not future.done():
                 future.cancel()
+            elif not future.cancelled():
+                # Nobody awaits it any more (the send failed as the server exited and the read
+                # loop failed it meanwhile): retrieved here, else asyncio reports "exception was
+                # never retrieved" into whatever runs the loop.
+                future.exception()
 
     async def _cancel_quietly(self, msg_id: int) -> None:
         with contextlib.suppress(ConnectionLost):
