@@ -5,13 +5,19 @@ host root, under pytest's tmp folder, is not visible inside at its host path), n
 from __future__ import annotations
 
 import functools
+import os
 import subprocess
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from livetools.procs import reaper_pid
 from livetools.sandbox import BwrapSandbox
-from tests.support import missing, require_binary
+from tests.support import alive, missing, require_binary
+
+# Processes inside a sandbox have pids of another namespace: a test marks the ones it starts with
+# this variable (a unique value) and finds them on the host by their environment.
+TOKEN_ENV = "LIVETOOLS_TEST_SANDBOX_TOKEN"
 
 
 @functools.cache
@@ -44,3 +50,21 @@ def bwrap_sandbox(root: Path, **options: object) -> Iterator[BwrapSandbox]:
         yield sandbox
     finally:
         sandbox.close()
+
+
+def marked(token: str, but: frozenset[int] | set[int] = frozenset()) -> list[int]:
+    """Host pids of every live process whose environment holds TOKEN_ENV=`token`, but this
+    process, its reaper (either may have started with the token set) and `but`."""
+    needle = f"{TOKEN_ENV}={token}".encode()
+    ours = {os.getpid(), reaper_pid(), *but}
+    found = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit() or int(entry) in ours:
+            continue
+        try:
+            with open(f"/proc/{entry}/environ", "rb") as f:
+                if needle in f.read().split(b"\0") and alive(int(entry)):
+                    found.append(int(entry))
+        except OSError:
+            continue
+    return found

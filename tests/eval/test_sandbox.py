@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import ast
 import json
-import os
 import subprocess
 import sys
 import time
@@ -18,31 +17,11 @@ from pathlib import Path
 import pytest
 
 from livetools import Ports, hookimpl
-from livetools.procs import reaper_pid
 from livetools_eval import KernelSpec, KernelUnavailable
 from livetools_eval.builtin import builtin_kernels, deno_argv
 from tests.eval.support import cell, host, kernel_pids, open_run
-from tests.sandboxes import bwrap_sandbox, require_bwrap
+from tests.sandboxes import TOKEN_ENV, bwrap_sandbox, marked, require_bwrap
 from tests.support import alive, assert_gone, missing, plugin_env
-
-TOKEN_ENV = "LIVETOOLS_TEST_SANDBOX_TOKEN"
-
-
-def marked(token: str) -> list[int]:
-    """Host pids of every live process whose environment holds `token`."""
-    needle = f"{TOKEN_ENV}={token}".encode()
-    found = []
-    ours = {os.getpid(), reaper_pid()}  # the reaper may have started with the token set
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit() or int(entry) in ours:
-            continue
-        try:
-            with open(f"/proc/{entry}/environ", "rb") as f:
-                if needle in f.read().split(b"\0") and alive(int(entry)):
-                    found.append(int(entry))
-        except OSError:
-            continue
-    return found
 
 
 def cmdline(pid: int) -> bytes:

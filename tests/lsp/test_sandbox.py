@@ -33,11 +33,10 @@ from livetools_lsp import server as server_module
 from tests.corpus import corpus_copy, realworld
 from tests.lsp.test_on_write import new_diagnostics
 from tests.lsp.test_other_servers import INSTALL
-from tests.sandboxes import bwrap_sandbox, require_bwrap
-from tests.support import alive, assert_gone, require_binary
+from tests.sandboxes import TOKEN_ENV, bwrap_sandbox, marked, require_bwrap
+from tests.support import assert_gone, require_binary
 
 INSIDE = "/workspace"
-TOKEN_ENV = "LIVETOOLS_TEST_LSP_SANDBOX_TOKEN"
 
 SHAPES_PY = '''\
 """Shapes."""
@@ -545,22 +544,6 @@ async def main(root):
 
 asyncio.run(main(sys.argv[1]))
 """  # noqa: E501
-
-
-def marked(token: str, but: set[int]) -> list[int]:
-    """Host pids of every live process whose environment holds `token`."""
-    needle = f"{TOKEN_ENV}={token}".encode()
-    found = []
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit() or int(entry) in but:
-            continue
-        try:
-            with open(f"/proc/{entry}/environ", "rb") as f:
-                if needle in f.read().split(b"\0") and alive(int(entry)):
-                    found.append(int(entry))
-        except OSError:
-            continue
-    return found
 
 
 def test_nothing_survives_a_sigkilled_host(tmp_path: Path) -> None:

@@ -14,29 +14,10 @@ import uuid
 from pathlib import Path
 
 from livetools import Ports
-from livetools.procs import reaper_pid, session_members
-from tests.sandboxes import bwrap_sandbox, require_bwrap
-from tests.support import alive, assert_gone
+from livetools.procs import session_members
+from tests.sandboxes import TOKEN_ENV, bwrap_sandbox, marked, require_bwrap
+from tests.support import assert_gone
 from tests.vibe.conftest import WORKER_ARGV, lines, ok, vibe_run, wait_for_file
-
-TOKEN_ENV = "LIVETOOLS_TEST_SANDBOX_TOKEN"
-
-
-def marked(token: str) -> list[int]:
-    """Host pids of every live process whose environment holds `token`."""
-    needle = f"{TOKEN_ENV}={token}".encode()
-    ours = {os.getpid(), reaper_pid()}
-    found = []
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit() or int(entry) in ours:
-            continue
-        try:
-            with open(f"/proc/{entry}/environ", "rb") as f:
-                if needle in f.read().split(b"\0") and alive(int(entry)):
-                    found.append(int(entry))
-        except OSError:
-            continue
-    return found
 
 
 async def test_a_worker_runs_inside_and_its_result_comes_back(tmp_path: Path) -> None:
