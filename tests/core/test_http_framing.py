@@ -1,5 +1,6 @@
 """A handshake-era (2025-11-25) POST whose stream would carry only its answer is answered as
-JSON with a Content-Length, so clients can reuse the connection; anything else stays SSE."""
+JSON with a Content-Length, so clients can reuse the connection; anything else stays SSE. And
+the server's startup heap is frozen, out of the reach of full collections (a load figure)."""
 
 from __future__ import annotations
 
@@ -146,3 +147,15 @@ async def test_handshake_era_calls_answered_as_json_on_one_connection(tmp_path: 
                 assert text_of(await conn.call("echo", {"text": f"hi {n}"})) == f"hi {n}"
         # (The handshake's connection goes on to carry the client's GET stream.)
         assert len(peers) >= 7 and len(set(peers[-5:])) == 1, peers
+
+
+def test_settled_heap_is_out_of_the_collectors_sight() -> None:
+    import gc
+
+    from livetools.faces.mcp.http.command import settle_heap
+
+    try:
+        settle_heap()
+        assert gc.get_freeze_count() > 0
+    finally:
+        gc.unfreeze()

