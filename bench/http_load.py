@@ -1,15 +1,29 @@
 """Many runs over `serve --http` at once, next to the same calls on one run alone.
 
-One run server (`serve --http --runs-under`), the mcp SDK's streamable HTTP client (2026-07-28
-era), one client per run:
-  alone:  one run, ROUNDS rounds of ast_grep + lsp status (+ eval, + lsp symbols);
+One run server (`serve --http --runs-under`) in its own process; this process is the client
+(the mcp SDK's streamable HTTP client, one per run), so its CPU is measured apart from the
+server's. Phases:
+  alone:  one run, ROUNDS rounds of ast_grep + lsp status + eval + lsp symbols, paced as
+          below and back to back (the baselines of the two loaded phases);
   idle:   RUNS runs opened and left idle: the server's RSS per idle run;
-  loaded: RUNS runs at once, each ROUNDS rounds of ast_grep + lsp status; the first EVAL runs
-          also eval a cell, the first LSP runs also ask the language server for symbols;
+  paced:  RUNS runs at once, each ROUNDS rounds of ast_grep + lsp status (the first EVAL runs
+          also eval a cell, the first LSP runs also ask for symbols), each call followed by a
+          think time of THINK s +-50% (uniform), the runs starting at random offsets;
+  closed: the same runs calling back to back, no pause (saturation: calls/s is capacity);
   close:  SIGTERM with every run live: time until the server has exited.
-Per tool: errors, p50/p99 per call alone and loaded, and the p99 ratio (goal <= 2x).
+
+Why pace: an agent calls a tool, then the model reads the result and writes its next call,
+which takes seconds (time to first token plus the call's tokens). 1.5 s is the fast end of
+that, so the paced phase errs toward more load; it is the latency a conversation sees. The
+closed loop keeps RUNS calls in flight at every moment, so on a few cores its latency is
+queueing for CPU (~RUNS x CPU per call / cores), a capacity figure and not a latency one.
+
+Per phase: errors, p50/p99 per call kind next to the run alone and p99/p99-alone (goal <= 2x),
+calls/s, CPU in cores of the server process, of its children (kernels, language servers), of
+this client, and of the whole machine (other work shares it), with the load average.
 
     uv run python bench/http_load.py [--runs 50] [--eval 10] [--lsp 5] [--rounds 10]
+        [--think 1.5] [--phases paced,closed] [--era modern|legacy]
 """
 
 from __future__ import annotations
@@ -17,17 +31,20 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
+import random
 import re
+import resource
 import secrets
 import shutil
 import signal
-import statistics
 import subprocess
 import sys
 import tempfile
 import threading
 import time
 from collections import defaultdict
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -110,11 +127,84 @@ def alive(pids: list[int]) -> list[int]:
     return [p for p in pids if os.path.exists(f"/proc/{p}")]
 
 
+TICK = os.sysconf("SC_CLK_TCK")
+
+
+def cpu_seconds(pid: int) -> float:
+    """utime + stime of one process (all its threads), from /proc."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except (OSError, IndexError):
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / TICK
+
+
+def machine_busy() -> float:
+    """Busy CPU seconds of the whole machine so far, every process's (/proc/stat)."""
+    values = [int(v) for v in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]]
+    return (sum(values[:8]) - values[3] - values[4]) / TICK
+
+
+def load_average() -> str:
+    return " ".join(Path("/proc/loadavg").read_text().split()[:3])
+
+
+@dataclass
+class Sample:
+    """What the clock and the CPU counters say at one moment."""
+
+    wall: float
+    server: float
+    children: float
+    client: float
+    machine: float
+    load: str
+
+    @classmethod
+    def take(cls, server_pid: int) -> Sample:
+        usage = resource.getrusage(resource.RUSAGE_SELF)
+        return cls(
+            time.perf_counter(),
+            cpu_seconds(server_pid),
+            sum(cpu_seconds(p) for p in descendants(server_pid)),
+            usage.ru_utime + usage.ru_stime,
+            machine_busy(),
+            load_average(),
+        )
+
+
+@dataclass
 class Stats:
-    def __init__(self) -> None:
-        self.times: dict[str, list[float]] = defaultdict(list)
-        self.errors: dict[str, int] = defaultdict(int)
-        self.first_error: dict[str, str] = {}
+    times: dict[str, list[float]] = field(default_factory=lambda: defaultdict(list))
+    errors: dict[str, int] = field(default_factory=lambda: defaultdict(int))
+    first_error: dict[str, str] = field(default_factory=dict)
+    begin: Sample | None = None
+    end: Sample | None = None
+
+    def calls(self) -> int:
+        return sum(len(v) for v in self.times.values())
+
+
+@dataclass
+class Phase:
+    name: str
+    think: float  # mean seconds after each call; 0: back to back
+    stats: Stats = field(default_factory=Stats)
+
+
+async def timed_call(client: Client, tool: str, stats: Stats) -> None:
+    name, args = CALLS[tool]
+    t0 = time.perf_counter()
+    try:
+        result = await client.call_tool(name, args)
+        failed = result.is_error
+        why = str(result.content[:1])[:200]
+    except Exception as exc:  # counted, not fatal
+        failed, why = True, f"{type(exc).__name__}: {exc}"[:200]
+    stats.times[tool].append(time.perf_counter() - t0)
+    if failed:
+        stats.errors[tool] += 1
+        stats.first_error.setdefault(tool, why)
 
 
 async def run_client(
@@ -122,59 +212,47 @@ async def run_client(
     admin: httpx2.AsyncClient,
     tools: list[str],
     rounds: int,
-    stats: Stats,
-    warmed: asyncio.Barrier | None = None,
+    phases: list[Phase],
+    era: str,
+    step: asyncio.Barrier | None = None,
+    sample: Callable[[], Sample] | None = None,
 ) -> None:
+    """One run's client: open it, warm it (the first eval starts a kernel, the first lsp call
+    a language server), then each phase's rounds, in step with the other runs."""
     try:
-        await _client_rounds(base, admin, tools, rounds, stats, warmed)
-    except BaseException:
-        if warmed is not None:
-            await warmed.abort()  # the others stop waiting for this run and fail too
-        raise
-
-
-async def _client_rounds(
-    base: str,
-    admin: httpx2.AsyncClient,
-    tools: list[str],
-    rounds: int,
-    stats: Stats,
-    warmed: asyncio.Barrier | None,
-) -> None:
-    made = await admin.post("/runs", json={"root": "proj"})
-    made.raise_for_status()
-    run = made.json()
-    http = httpx2.AsyncClient(
-        headers={"Authorization": f"Bearer {run['token']}"}, timeout=httpx2.Timeout(120)
-    )
-    async with (
-        http,
-        Client(
-            streamable_http_client(f"{base}{run['url']}", http_client=http), mode="auto"
-        ) as client,
-    ):
-        # Warm-up: the first eval starts a kernel, the first lsp call a language server.
-        for tool in tools:
-            name, args = CALLS[tool]
-            await client.call_tool(name, args)
-        if warmed is not None:
-            # Measure the rounds only once every run is warm: a kernel or language server
-            # starting takes seconds of CPU, which would show up as queueing of other calls.
-            await warmed.wait()
-        for _ in range(rounds):
+        made = await admin.post("/runs", json={"root": "proj"})
+        made.raise_for_status()
+        run = made.json()
+        http = httpx2.AsyncClient(
+            headers={"Authorization": f"Bearer {run['token']}"}, timeout=httpx2.Timeout(120)
+        )
+        url = f"{base}{run['url']}"
+        mode = "legacy" if era == "legacy" else "auto"
+        async with http, Client(streamable_http_client(url, http_client=http), mode=mode) as client:
             for tool in tools:
-                name, args = CALLS[tool]
-                t0 = time.perf_counter()
-                try:
-                    result = await client.call_tool(name, args)
-                    failed = result.is_error
-                    why = str(result.content[:1])[:200]
-                except Exception as exc:  # counted, not fatal
-                    failed, why = True, f"{type(exc).__name__}: {exc}"[:200]
-                stats.times[tool].append(time.perf_counter() - t0)
-                if failed:
-                    stats.errors[tool] += 1
-                    stats.first_error.setdefault(tool, why)
+                await timed_call(client, tool, Stats())
+            for phase in phases:
+                if step is not None:
+                    # Phases start together, once every run is warm: a kernel or language
+                    # server starting is seconds of CPU that would show up as queueing.
+                    await step.wait()
+                if sample is not None:
+                    phase.stats.begin = sample()
+                if phase.think:
+                    await asyncio.sleep(random.uniform(0, phase.think))  # no lockstep
+                for _ in range(rounds):
+                    for tool in tools:
+                        await timed_call(client, tool, phase.stats)
+                        if phase.think:
+                            await asyncio.sleep(phase.think * random.uniform(0.5, 1.5))
+                if sample is not None:
+                    phase.stats.end = sample()
+            if step is not None:
+                await step.wait()
+    except BaseException:
+        if step is not None:
+            await step.abort()  # the others stop waiting for this run and fail too
+        raise
 
 
 def pct(values: list[float], q: float) -> float:
@@ -184,13 +262,61 @@ def pct(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, int(q * len(ordered)))] * 1000
 
 
+def report(phase: Phase, alone: Stats | None) -> None:
+    """The phase's calls/s, errors and CPU; per call kind, next to `alone`'s times."""
+    stats = phase.stats
+    assert stats.begin is not None and stats.end is not None
+    b, e = stats.begin, stats.end
+    wall = e.wall - b.wall
+    errors = sum(stats.errors.values())
+    what = f"think {phase.think:g} s +-50%" if phase.think else "back to back"
+    print(
+        f"\n{phase.name} ({what}): {stats.calls()} calls in {wall:.1f} s = "
+        f"{stats.calls() / wall:.1f} calls/s, errors {errors}"
+    )
+    print(
+        f"  CPU in cores: server {(e.server - b.server) / wall:.2f}, its children "
+        f"{(e.children - b.children) / wall:.2f}, client {(e.client - b.client) / wall:.2f}, "
+        f"whole machine {(e.machine - b.machine) / wall:.2f} of {os.cpu_count()}; "
+        f"load average {b.load} -> {e.load}"
+    )
+    if alone is None:
+        return
+    print(
+        f"  {'call':10} {'n':>5} {'errors':>6} {'alone p50':>10} {'alone p99':>10} "
+        f"{'p50':>10} {'p99':>10} {'p99/alone':>9}"
+    )
+    for tool in CALLS:
+        a, t = alone.times[tool], stats.times[tool]
+        ratio = pct(t, 0.99) / pct(a, 0.99) if a and t else float("nan")
+        print(
+            f"  {tool:10} {len(t):5d} {stats.errors[tool]:6d} {pct(a, 0.5):8.1f}ms "
+            f"{pct(a, 0.99):8.1f}ms {pct(t, 0.5):8.1f}ms {pct(t, 0.99):8.1f}ms "
+            f"{ratio:8.2f}x"
+        )
+        if tool in stats.first_error:
+            print(f"    first error: {stats.first_error[tool]}")
+    slow = sum(
+        sum(1 for t in stats.times[tool] if t * 1000 > 2 * pct(alone.times[tool], 0.99))
+        for tool in CALLS
+        if alone.times[tool]
+    )
+    print(f"  calls over 2x their alone p99: {slow} of {stats.calls()}")
+
+
 async def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--runs", type=int, default=50)
     ap.add_argument("--eval", type=int, default=10)
     ap.add_argument("--lsp", type=int, default=5)
     ap.add_argument("--rounds", type=int, default=10)
+    ap.add_argument("--think", type=float, default=1.5, help="paced: mean s between calls")
+    ap.add_argument("--phases", default="paced,closed", help="paced, closed or both")
+    ap.add_argument("--era", choices=["modern", "legacy"], default="modern")
     opts = ap.parse_args()
+    wanted = [p.strip() for p in opts.phases.split(",") if p.strip()]
+    if not wanted or any(p not in ("paced", "closed") for p in wanted):
+        raise SystemExit("--phases: paced, closed or paced,closed")
     token = secrets.token_urlsafe(24)
     tmp = Path(tempfile.mkdtemp(prefix="livetools-http-load-"))
     shutil.copytree(PROJECT, tmp / "proj")
@@ -201,10 +327,21 @@ async def main() -> None:
     try:
         print(
             f"livetools serve --http load: {opts.runs} runs, {opts.eval} with eval, "
-            f"{opts.lsp} with lsp, {opts.rounds} rounds; CPUs: {os.cpu_count()}"
+            f"{opts.lsp} with lsp, {opts.rounds} rounds, era {opts.era}; CPUs: "
+            f"{os.cpu_count()}; load average {load_average()}"
         )
-        alone = Stats()
-        await run_client(base, admin, ["ast_grep", "status", "eval", "lsp"], opts.rounds, alone)
+
+        def sampler() -> Sample:
+            return Sample.take(proc.pid)
+
+        # One run alone, back to back and paced: the baselines of the closed and paced phases
+        # (a call after a pause can be slower than one right after another: cold caches).
+        alone = {"closed": Phase("alone", 0.0), "paced": Phase("alone, paced", opts.think)}
+        alone_phases = [alone[name] for name in wanted]
+        every = ["ast_grep", "status", "eval", "lsp"]
+        await run_client(base, admin, every, opts.rounds, alone_phases, opts.era, None, sampler)
+        for phase in alone_phases:
+            report(phase, None)
         for run in (await admin.get("/runs")).json()["runs"]:
             await admin.delete(f"/runs/{run['id']}")
 
@@ -221,7 +358,7 @@ async def main() -> None:
         for run_id in idle_ids:
             await admin.delete(f"/runs/{run_id}")
 
-        loaded = Stats()
+        phases = [Phase(name, opts.think if name == "paced" else 0.0) for name in wanted]
         plans = []
         for i in range(opts.runs):
             tools = ["ast_grep", "status"]
@@ -230,35 +367,30 @@ async def main() -> None:
             if i < opts.lsp:
                 tools.append("lsp")
             plans.append(tools)
-        warmed = asyncio.Barrier(len(plans))
-        t0 = time.perf_counter()
-        results = await asyncio.gather(
-            *(run_client(base, admin, tools, opts.rounds, loaded, warmed) for tools in plans),
+        # Every run and this coordinator meet before each phase and after the last.
+        step = asyncio.Barrier(len(plans) + 1)
+        clients = asyncio.gather(
+            *(run_client(base, admin, t, opts.rounds, phases, opts.era, step) for t in plans),
             return_exceptions=True,
         )
-        wall = time.perf_counter() - t0
+        try:
+            for phase in phases:
+                await step.wait()
+                phase.stats.begin = Sample.take(proc.pid)
+                if phase is not phases[0]:
+                    phases[phases.index(phase) - 1].stats.end = phase.stats.begin
+            await step.wait()
+            phases[-1].stats.end = Sample.take(proc.pid)
+        except asyncio.BrokenBarrierError:
+            print("a run failed before the phases ended")
+        results = await clients
         failed_runs = [r for r in results if isinstance(r, BaseException)]
-        print(f"loaded phase: {wall:.1f} s wall, runs that failed outright: {len(failed_runs)}")
+        print(f"runs that failed outright: {len(failed_runs)}")
         for r in failed_runs[:3]:
             print(f"  {type(r).__name__}: {r}")
-
-        print(
-            f"{'call':10} {'n':>5} {'errors':>6} {'alone p50':>10} {'alone p99':>10} "
-            f"{'load p50':>10} {'load p99':>10} {'p99 ratio':>9}"
-        )
-        for tool in CALLS:
-            a, b = alone.times[tool], loaded.times[tool]
-            ratio = pct(b, 0.99) / pct(a, 0.99) if a and b else float("nan")
-            print(
-                f"{tool:10} {len(b):5d} {loaded.errors[tool]:6d} {pct(a, 0.5):9.1f}ms "
-                f"{pct(a, 0.99):9.1f}ms {pct(b, 0.5):9.1f}ms {pct(b, 0.99):9.1f}ms "
-                f"{ratio:8.2f}x"
-            )
-            for phase, stats in (("alone", alone), ("loaded", loaded)):
-                if tool in stats.first_error:
-                    print(f"  first error {phase}: {stats.first_error[tool]}")
-        mean = statistics.mean(loaded.times["ast_grep"]) * 1000 if loaded.times["ast_grep"] else 0
-        print(f"ast_grep mean under load: {mean:.1f} ms")
+        for phase in phases:
+            if phase.stats.end is not None:
+                report(phase, alone[phase.name].stats)
 
         # The loaded runs are still open (their clients left without DELETE).
         live = (await admin.get("/runs")).json()["runs"]
@@ -273,7 +405,7 @@ async def main() -> None:
             await asyncio.sleep(0.1)
             left = alive(children)
         print(
-            f"SIGTERM with {len(live)} live runs ({len(children)} child processes): "
+            f"\nSIGTERM with {len(live)} live runs ({len(children)} child processes): "
             f"exited in {closed:.2f} s, processes left: {len(left)}"
         )
     finally:
