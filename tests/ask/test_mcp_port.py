@@ -512,7 +512,9 @@ def test_server_exits_when_client_leaves_mid_question(era: str, tmp_path: Path) 
         proc.stdin.close()
         started = time.monotonic()
         rc = proc.wait(timeout=WAIT)
-        assert time.monotonic() - started < 8
+        # Not held by the open question (it would wait out ask_expiry, 600 s); the bound leaves a
+        # loaded machine room for closing the run.
+        assert time.monotonic() - started < 30
     finally:
         if proc.poll() is None:
             proc.kill()
