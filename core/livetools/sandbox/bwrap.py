@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import os
 import shutil
+import sys
 import tempfile
 from collections.abc import Mapping, Sequence
 from pathlib import Path, PurePosixPath
@@ -44,6 +45,7 @@ class BwrapSandbox(PrefixSandbox):
             "--dev", "/dev",
             "--proc", "/proc",
             "--tmpfs", "/tmp",
+            *_our_python_under("/tmp"),
             "--bind", str(host), inside_root,
             "--bind", str(self._own_shared), str(self._own_shared),
             *(a for b in binds for a in ("--bind", str(b), str(b))),
@@ -101,3 +103,20 @@ def _host_system(inside_root: str) -> list[str]:
         elif os.path.isdir(path):
             args += ["--ro-bind", path, path]
     return args
+
+
+def _our_python_under(private: str) -> list[str]:
+    """Read-only binds, at the same paths, of this Python's prefixes and import path where they
+    lie under a folder the sandbox makes private: a checkout or venv under /tmp (a CI clone) holds
+    the interpreters, servers and adapters that families start inside."""
+    wanted = {sys.prefix, sys.base_prefix, sys.exec_prefix, *sys.path}
+    inside = sorted(
+        p
+        for p in wanted
+        if p and os.path.isabs(p) and p.startswith(private + "/") and os.path.isdir(p)
+    )
+    kept: list[str] = []
+    for path in inside:
+        if not any(path.startswith(parent + "/") for parent in kept):
+            kept.append(path)
+    return [a for path in kept for a in ("--ro-bind", path, path)]
