@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -104,8 +105,12 @@ asyncio.run(main(*sys.argv[1:]))
 def test_nothing_survives_a_sigkilled_host(tmp_path: Path) -> None:
     require_bwrap()
     token = uuid.uuid4().hex
+    # The worker script under the root (mapped inside): this host process's import path does
+    # not hold the tests folder, which a private /tmp may hide (a checkout under /tmp).
+    worker = tmp_path / "worker.py"
+    shutil.copy(WORKER_ARGV[1], worker)
     host = subprocess.Popen(
-        [sys.executable, "-c", HOST_SCRIPT, str(tmp_path), str(WORKER_ARGV[1]), TOKEN_ENV, token],
+        [sys.executable, "-c", HOST_SCRIPT, str(tmp_path), str(worker), TOKEN_ENV, token],
         stdout=subprocess.PIPE,
         start_new_session=True,
     )
