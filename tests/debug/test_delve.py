@@ -69,6 +69,9 @@ async def test_pause_panic_stdin_and_leaks(go_project: Path, open_debugger) -> N
     dbg = await open_debugger(root, debug_launch_wait=1.0, debug_wait=1.0)
     result = await dbg.ok("launch", program=".", args=["busy"])
     assert result.data["outcome"] == "running"
+    # From here every wait ends at its event (a stop, an exit); the short waits only let the busy
+    # launch come back running, and a loaded machine may take longer than 1 s to stop or build.
+    dbg.supervisor.wait = dbg.supervisor.launch_wait = 60.0
     sids, _ = dbg.processes()
     paused = await dbg.ok("pause")
     assert paused.data["stop"]["reason"] == "pause"
