@@ -7,13 +7,14 @@ from __future__ import annotations
 import functools
 import os
 import subprocess
+import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
 from livetools.procs import reaper_pid
 from livetools.sandbox import BwrapSandbox
-from tests.support import alive, missing, require_binary
+from tests.support import alive, missing, plugin_env, require_binary
 
 # Processes inside a sandbox have pids of another namespace: a test marks the ones it starts with
 # this variable (a unique value) and finds them on the host by their environment.
@@ -68,3 +69,14 @@ def marked(token: str, but: frozenset[int] | set[int] = frozenset()) -> list[int
         except OSError:
             continue
     return found
+
+
+def sandboxed_session(root: Path, plugins: str | None = None) -> subprocess.Popen[str]:
+    """A `livetools session --sandbox bwrap` host on `root` (text pipes), the one a SIGKILL test
+    kills: `plugins` allow-lists them (LIVETOOLS_PLUGINS; the testkit is discoverable)."""
+    require_bwrap()
+    cli = ["-m", "livetools.faces.cli", "session", "--root", str(root), "--sandbox", "bwrap"]
+    env = plugin_env(LIVETOOLS_PLUGINS=plugins) if plugins else None
+    return subprocess.Popen(
+        [sys.executable, *cli], stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env, text=True
+    )

@@ -48,22 +48,26 @@ def handshake(http: httpx2.Client, url: str) -> dict[str, str]:
     return headers
 
 
+def call_headers(era: str, url: str, tool: str) -> dict[str, str]:
+    """Headers of a tools/call: a handshake session's, or the 2026 era's per-request ones."""
+    if era == "handshake":
+        with httpx2.Client(timeout=WAIT) as http:
+            return handshake(http, url)
+    return {
+        **MCP_HEADERS,
+        "MCP-Protocol-Version": MODERN,
+        "Mcp-Method": "tools/call",
+        "Mcp-Name": tool,
+    }
+
+
 @pytest.mark.anyio
 @pytest.mark.parametrize("era", ["handshake", "modern"])
 async def test_dropped_stream_interrupts_eval(era: str, tmp_path: Path) -> None:
     pytest.importorskip("ipykernel", reason="eval needs ipykernel: uv sync --all-extras")
     with serve_http("--root", str(tmp_path)) as server:
         url = f"{server.url}/mcp"
-        if era == "handshake":
-            with httpx2.Client(timeout=WAIT) as sync_http:
-                headers = handshake(sync_http, url)
-        else:
-            headers = {
-                **MCP_HEADERS,
-                "MCP-Protocol-Version": MODERN,
-                "Mcp-Method": "tools/call",
-                "Mcp-Name": "eval",
-            }
+        headers = call_headers(era, url, "eval")
         body = call_body(
             era,
             "eval",
@@ -158,16 +162,7 @@ async def test_dropped_stream_stops_an_ast_grep_search(era: str, tmp_path: Path)
     with serve_http("--root", str(tmp_path)) as server:
         url = f"{server.url}/mcp"
         pid = server.proc.pid
-        if era == "handshake":
-            with httpx2.Client(timeout=WAIT) as sync_http:
-                headers = handshake(sync_http, url)
-        else:
-            headers = {
-                **MCP_HEADERS,
-                "MCP-Protocol-Version": MODERN,
-                "Mcp-Method": "tools/call",
-                "Mcp-Name": "ast_grep",
-            }
+        headers = call_headers(era, url, "ast_grep")
         search = {"pattern": "$A + $B", "max_results": 0}
         body_json = json.dumps(call_body(era, "ast_grep", search, 9))
         answered: list[int] = []
@@ -227,16 +222,7 @@ async def test_dropped_stream_cancels_an_lsp_request(era: str, tmp_path: Path) -
     args = ("--root", str(root), "--option", f"lsp={prefer}")
     with serve_http(*args, env={"LIVETOOLS_LSP_TRACE": str(trace)}) as server:
         url = f"{server.url}/mcp"
-        if era == "handshake":
-            with httpx2.Client(timeout=WAIT) as http:
-                headers = handshake(http, url)
-        else:
-            headers = {
-                **MCP_HEADERS,
-                "MCP-Protocol-Version": MODERN,
-                "Mcp-Method": "tools/call",
-                "Mcp-Name": "lsp",
-            }
+        headers = call_headers(era, url, "lsp")
         body = json.dumps(call_body(era, "lsp", REFERENCES, 11))
         # The 2026 era answers headers only with the first event or after 15 s, so the client
         # gives up on the whole request (the connection closes) rather than on a stream.

@@ -19,7 +19,7 @@ from livetools.ports import Ports
 from livetools.procs import session_members
 from livetools.sandbox import PathMap, PrefixSandbox, WrapSandbox, spawn, which, wire_maps
 from livetools.sandbox.options import SandboxOptionError, sandbox_from_option
-from tests.sandboxes import bwrap_sandbox, require_bwrap
+from tests.sandboxes import bwrap_sandbox, require_bwrap, sandboxed_session
 from tests.support import alive, assert_gone, plugin_env
 
 MAP = PathMap(Path("/home/u/my proj"), PurePosixPath("/workspace"))
@@ -181,15 +181,7 @@ def test_the_cli_names_the_sandbox_and_refuses_bad_flags(tmp_path: Path) -> None
 def test_nothing_survives_a_sigkilled_host_with_a_bwrap_sandbox(tmp_path: Path) -> None:
     """A `livetools session --sandbox bwrap` whose tool started a stubborn tree inside the
     sandbox is SIGKILLed: within 5 s no process of that tree is left on the host."""
-    require_bwrap()
-    cli = [sys.executable, "-m", "livetools.faces.cli", "session", "--root", str(tmp_path)]
-    host = subprocess.Popen(
-        [*cli, "--sandbox", "bwrap"],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        env=plugin_env(LIVETOOLS_PLUGINS="testkit"),
-        text=True,
-    )
+    host = sandboxed_session(tmp_path, plugins="testkit")
     try:
         assert host.stdin and host.stdout
         host.stdin.write(json.dumps({"tool": "stubborn", "args": {}}) + "\n")

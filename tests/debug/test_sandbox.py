@@ -23,7 +23,7 @@ from livetools.procs import session_members
 from livetools.sandbox import spawn
 from livetools.wire import free_port
 from livetools_debug.adapters import Adapter
-from tests.sandboxes import bwrap_sandbox, require_bwrap
+from tests.sandboxes import bwrap_sandbox, require_bwrap, sandboxed_session
 from tests.support import assert_gone
 
 from .conftest import (
@@ -433,10 +433,7 @@ def test_sigkilled_host_leaves_no_debugpy_in_bwrap(tmp_path: Path) -> None:
     require_bwrap()
     root = _project(tmp_path / "proj")
     call_line = line_of(root / "prog.py", "# call total")
-    cli = [sys.executable, "-m", "livetools.faces.cli", "session", "--root", str(root)]
-    host = subprocess.Popen(
-        [*cli, "--sandbox", "bwrap"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
-    )
+    host = sandboxed_session(root)
     left: list[int] = []
     try:
         assert host.stdin and host.stdout

@@ -7,8 +7,6 @@ from __future__ import annotations
 
 import ast
 import json
-import subprocess
-import sys
 import time
 import uuid
 from dataclasses import replace
@@ -20,8 +18,8 @@ from livetools import Ports, hookimpl
 from livetools_eval import KernelSpec, KernelUnavailable
 from livetools_eval.builtin import builtin_kernels, deno_argv
 from tests.eval.support import cell, host, kernel_pids, open_run
-from tests.sandboxes import TOKEN_ENV, bwrap_sandbox, marked, require_bwrap
-from tests.support import alive, assert_gone, missing, plugin_env
+from tests.sandboxes import TOKEN_ENV, bwrap_sandbox, marked, sandboxed_session
+from tests.support import alive, assert_gone, missing
 
 
 def cmdline(pid: int) -> bytes:
@@ -116,15 +114,7 @@ async def test_interrupt_reaches_the_kernel_and_reset_starts_clean(
 
 # A `livetools session --sandbox bwrap` with the eval plugin: runs one cell, then is SIGKILLed.
 def test_nothing_survives_a_sigkilled_host(tmp_path: Path, token: str) -> None:
-    require_bwrap()
-    cli = [sys.executable, "-m", "livetools.faces.cli", "session", "--root", str(tmp_path)]
-    host = subprocess.Popen(
-        [*cli, "--sandbox", "bwrap"],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        env=plugin_env(LIVETOOLS_PLUGINS="eval"),
-        text=True,
-    )
+    host = sandboxed_session(tmp_path, plugins="eval")
     pids: list[int] = []
     try:
         assert host.stdin and host.stdout
