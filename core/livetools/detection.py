@@ -17,7 +17,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from .procs import ProcessStartError
-from .sandbox import Sandbox, spawn, which
+from .sandbox import Sandbox, SandboxBroken, spawn, which
 
 _OUTPUT_CAP = 64 * 1024  # bytes of probe output kept; the rest is read and dropped
 _LINE_CAP = 200
@@ -221,7 +221,10 @@ async def detect(
         found = root.resolve()  # noqa: ASYNC240 (one stat)
     if not binaries:
         return Detection(True, None, found, None, None)
-    binary = which_any(binaries) if sandbox is None else await which(sandbox, binaries)
+    try:
+        binary = which_any(binaries) if sandbox is None else await which(sandbox, binaries)
+    except SandboxBroken as exc:
+        return Detection(False, str(exc), found, None, None)
     if binary is None:
         where = "PATH" if sandbox is None else f"PATH inside sandbox {sandbox.name}"
         return Detection(False, f"binary not on {where}: {', '.join(binaries)}", found, None, None)

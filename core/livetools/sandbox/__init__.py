@@ -5,7 +5,7 @@ from .bwrap import BwrapSandbox
 from .paths import PathMap
 from .prefix import PrefixSandbox
 from .protocol import Process, Sandbox
-from .spawn import as_sandbox, spawn, which, wire_maps
+from .spawn import SandboxBroken, as_sandbox, lookup, spawn, which, wire_maps
 from .wrap import WrapSandbox
 
 __all__ = [
@@ -14,8 +14,10 @@ __all__ = [
     "PrefixSandbox",
     "Process",
     "Sandbox",
+    "SandboxBroken",
     "WrapSandbox",
     "as_sandbox",
+    "lookup",
     "spawn",
     "which",
     "wire_maps",

@@ -16,7 +16,7 @@ from ..wire import Transform
 from .protocol import Process, Sandbox
 from .wrap import WrapSandbox
 
-_WHICH = 'for n; do command -v "$n" && exit 0; done; exit 1'
+_LOOKUP = 'for n; do p=$(command -v "$n") || p=; printf "%s\\n" "$p"; done'
 
 
 async def spawn(
@@ -60,32 +60,51 @@ async def spawn(
         raise ProcessStartError(why) from None
 
 
-async def which(sandbox: Sandbox | None, names: Sequence[str], timeout: float = 10.0) -> str | None:  # noqa: ASYNC109
-    """The first of `names` that resolves inside the sandbox (its own PATH), as an inside path;
-    on the host (sandbox None) the caller's own lookup applies, so this answers None."""
-    if sandbox is None or not names:
-        return None
+class SandboxBroken(ProcessStartError):
+    """The sandbox cannot start a process at all (its launcher is missing, its namespaces are
+    refused): not the same answer as "that binary is not there"."""
+
+
+async def lookup(
+    sandbox: Sandbox,
+    names: Sequence[str],
+    timeout: float = 30.0,  # noqa: ASYNC109
+) -> dict[str, str | None]:
+    """Each of `names` resolved on the inside's own PATH, as an inside path or None, in one
+    process (a lookup per name would start one each). Raises SandboxBroken with the reason when
+    the lookup itself cannot run."""
+    if not names:
+        return {}
+    why = "the sandbox cannot start processes"
     try:
         child = await spawn(
-            sandbox,
-            ["sh", "-c", _WHICH, "sh", *names],
-            cwd=sandbox.paths.host,
-            stdin=False,
-            merge_stderr=True,
-            name="which",
+            sandbox, ["sh", "-c", _LOOKUP, "sh", *names], cwd=sandbox.paths.host, stdin=False
         )
-    except ProcessStartError:
-        return None
+    except ProcessStartError as exc:
+        raise SandboxBroken(f"{why}: {exc}") from None
     try:
         assert child.stdout is not None
-        out = await asyncio.wait_for(child.stdout.read(4096), timeout)
+        out = await asyncio.wait_for(child.stdout.read(), timeout)  # to its end: a line each
         code = await child.wait(timeout)
+        tail = child.stderr_tail(3).strip() or "(no output)"
     except TimeoutError:
-        return None
+        raise SandboxBroken(f"{why}: a lookup got no answer in {timeout:g}s") from None
     finally:
         await child.aclose(grace=0)
-    line = out.decode("utf-8", "replace").strip().splitlines()
-    return line[0] if code == 0 and line else None
+    lines = out.decode("utf-8", "replace").split("\n")
+    if code != 0 or len(lines) < len(names):
+        status = "did not end" if code is None else f"exits {code}"
+        raise SandboxBroken(f"{why}: a lookup {status}: {tail}")
+    return {name: line or None for name, line in zip(names, lines, strict=False)}
+
+
+async def which(sandbox: Sandbox | None, names: Sequence[str]) -> str | None:
+    """The first of `names` that resolves inside the sandbox; None on the host (the caller's own
+    lookup applies there). SandboxBroken when nothing can start inside."""
+    if sandbox is None or not names:
+        return None
+    found = await lookup(sandbox, names)
+    return next((found[n] for n in names if found.get(n)), None)
 
 
 def as_sandbox(port: Any, root: Path) -> Sandbox | None:

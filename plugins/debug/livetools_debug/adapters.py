@@ -17,8 +17,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from livetools.detection import Detection, detect
-from livetools.procs import ProcessStartError
-from livetools.sandbox import Sandbox, spawn, which
+from livetools.sandbox import Sandbox, SandboxBroken, lookup
 
 Transport = Literal["stdio", "tcp"]
 
@@ -136,36 +135,17 @@ async def check(
         probe_args=adapter.probe_args,
         sandbox=sandbox,
     )
-    if sandbox is not None and not found.usable and found.binary is None and found.root:
-        broken = await sandbox_fault(sandbox)  # not "no binary": nothing starts there at all
-        if broken is not None:
-            found = replace(found, reason=broken)
     missing: tuple[str, ...] = ()
     if found.usable and sandbox is None:
         missing = tuple(b for b in adapter.requires if shutil.which(b) is None)
     elif found.usable and sandbox is not None:
-        inside = [await which(sandbox, [b]) for b in adapter.requires]
-        missing = tuple(b for b, at in zip(adapter.requires, inside, strict=True) if at is None)
+        try:
+            inside = await lookup(sandbox, adapter.requires)
+        except SandboxBroken as exc:
+            found = replace(found, usable=False, reason=str(exc))
+        else:
+            missing = tuple(b for b in adapter.requires if inside.get(b) is None)
     return Usable(adapter, found, missing, sandbox)
-
-
-async def sandbox_fault(sandbox: Sandbox) -> str | None:
-    """Why the sandbox cannot start a process (its launcher is missing, its namespaces are
-    refused), or None when it can. Asked only after a lookup inside found nothing: a lookup
-    that could not run reads the same as a binary that is not there."""
-    try:
-        child = await spawn(sandbox, ["true"], cwd=sandbox.paths.host, stdin=False, name="probe")
-    except ProcessStartError as exc:
-        return f"the sandbox cannot start processes: {exc}"
-    try:
-        code = await child.wait(10.0)
-        tail = child.stderr_tail(3).strip()
-    finally:
-        await child.aclose(grace=0)
-    if code == 0:
-        return None
-    status = "did not end within 10s" if code is None else f"exits {code}"
-    return f"the sandbox cannot start processes: `true` inside {status}: {tail or '(no output)'}"
 
 
 # -- built-in adapters ---------------------------------------------------------------------------

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from livetools import Resource
-from livetools.sandbox import Sandbox, which
+from livetools.sandbox import Sandbox, SandboxBroken, lookup
 
 from .gateway_config import GatewaySpec
 from .hookspecs import KernelSpec, KernelUnavailable
@@ -163,11 +163,15 @@ class Kernels(Resource):
         needed = [program]
         if spec.transport == "tcp" and self.sandbox.shared_dir is not None:
             needed.append(sys.executable)
+        inside = {path: self.sandbox.paths.to_inside(path) for path in needed}
+        try:
+            found = await lookup(self.sandbox, list(inside.values()))  # one process for both
+        except SandboxBroken as exc:
+            return str(exc)
         for path in needed:
-            inside = self.sandbox.paths.to_inside(path)
-            if await which(self.sandbox, [inside]) is None:
+            if found.get(inside[path]) is None:
                 role = "" if path == program else " (the relay in front of the kernel)"
-                return f"{inside}{role} not found inside sandbox {self.sandbox.name}"
+                return f"{inside[path]}{role} not found inside sandbox {self.sandbox.name}"
         return None
 
     async def aclose(self) -> None:

@@ -19,8 +19,8 @@ from typing import TYPE_CHECKING, Any
 
 from livetools import Resource, ToolError, relpath
 from livetools.detection import find_marker, health_probe
-from livetools.procs import ProcessStartError
-from livetools.sandbox import Sandbox, spawn
+from livetools.sandbox import Sandbox, SandboxBroken
+from livetools.sandbox import lookup as sandbox_lookup
 
 from .ledger import Ledger
 from .server import LanguageServer, ServerGone
@@ -64,9 +64,6 @@ def _resolve_binary(name: str, near: str | None = None) -> str | None:
 
 
 # One lookup inside the sandbox for many names: a line per name, empty when it is not there.
-_LOOKUP = 'for n; do p=$(command -v "$n") || p=; printf "%s\\n" "$p"; done'
-
-
 def _host_fallbacks(name: str) -> list[str]:
     """Where `_resolve_binary` looks past PATH, as host paths: the sandbox may show them (bwrap
     shows the host's folders read-only at the same path; one under the root is mapped)."""
@@ -146,35 +143,11 @@ class Supervisor(Resource):
             return
         tries = {n: [n, *_host_fallbacks(n)] for n in wanted}
         flat = [t for n in wanted for t in tries[n]]
-        lines: list[str] = []
         try:
-            child = await spawn(
-                sandbox,
-                ["sh", "-c", _LOOKUP, "sh", *flat],
-                cwd=sandbox.paths.host,
-                stdin=False,
-                name="lookup",
-            )
-        except ProcessStartError as exc:
-            self._fault = f"the sandbox cannot start processes: {exc}"
-        else:
-            try:
-                assert child.stdout is not None
-                out = await asyncio.wait_for(child.stdout.read(), 30.0)  # to its end: a line each
-                code = await child.wait(10.0)
-                lines = out.decode("utf-8", "replace").split("\n")
-                if code != 0 or len(lines) < len(flat):
-                    tail = child.stderr_tail(3).strip() or "(no output)"
-                    status = "did not end" if code is None else f"exits {code}"
-                    self._fault = f"the sandbox cannot start processes: a lookup {status}: {tail}"
-                    lines = []
-                else:
-                    self._fault = None
-            except TimeoutError:
-                self._fault = "the sandbox cannot start processes: a lookup got no answer in 30s"
-            finally:
-                await child.aclose(grace=0)
-        found = dict(zip(flat, lines, strict=False))
+            found = await sandbox_lookup(sandbox, flat)
+            self._fault = None
+        except SandboxBroken as exc:
+            found, self._fault = {}, str(exc)
         for name in wanted:
             hit = next((found[t] for t in tries[name] if found.get(t)), None)
             if hit or not self._fault:
