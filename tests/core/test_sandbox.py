@@ -22,26 +22,26 @@ from livetools.sandbox.options import SandboxOptionError, sandbox_from_option
 from tests.sandboxes import bwrap_sandbox, require_bwrap, sandboxed_session
 from tests.support import alive, assert_gone, plugin_env
 
-MAP = PathMap(Path("/checkouts/my proj"), PurePosixPath("/workspace"))
+MAP = PathMap(Path("/ck/my proj"), PurePosixPath("/workspace"))
 
 
 def test_paths_map_whole_segments_both_ways() -> None:
-    assert MAP.to_inside("/checkouts/my proj/src/a.py") == "/workspace/src/a.py"
-    assert MAP.to_inside("/checkouts/my proj") == "/workspace"
-    assert MAP.to_inside("/checkouts/my project/a.py") == "/checkouts/my project/a.py"  # not a child
+    assert MAP.to_inside("/ck/my proj/src/a.py") == "/workspace/src/a.py"
+    assert MAP.to_inside("/ck/my proj") == "/workspace"
+    assert MAP.to_inside("/ck/my project/a.py") == "/ck/my project/a.py"  # not a child
     assert MAP.to_inside("/usr/lib/python3") == "/usr/lib/python3"
-    assert MAP.to_host("/workspace/src/a.py") == "/checkouts/my proj/src/a.py"
+    assert MAP.to_host("/workspace/src/a.py") == "/ck/my proj/src/a.py"
     assert MAP.to_host("/workspacex/a.py") == "/workspacex/a.py"
 
 
 def test_messages_map_uris_and_paths_but_never_contents() -> None:
     message = {
-        "rootUri": "file:///checkouts/my%20proj",
-        "rootPath": "/checkouts/my proj",
-        "workspaceFolders": [{"uri": "file:///checkouts/my%20proj", "name": "my proj"}],
-        "textDocument": {"uri": "file:///checkouts/my%20proj/a.py", "text": "/checkouts/my proj/a.py"},
-        "edits": [{"newText": "/checkouts/my proj"}],
-        "args": ["/checkouts/my proj/b.py", "--flag", 3, None],
+        "rootUri": "file:///ck/my%20proj",
+        "rootPath": "/ck/my proj",
+        "workspaceFolders": [{"uri": "file:///ck/my%20proj", "name": "my proj"}],
+        "textDocument": {"uri": "file:///ck/my%20proj/a.py", "text": "/ck/my proj/a.py"},
+        "edits": [{"newText": "/ck/my proj"}],
+        "args": ["/ck/my proj/b.py", "--flag", 3, None],
     }
     inside = MAP.outbound(message)
     assert inside["rootUri"] == "file:///workspace"
@@ -49,9 +49,9 @@ def test_messages_map_uris_and_paths_but_never_contents() -> None:
     assert inside["workspaceFolders"][0]["uri"] == "file:///workspace"
     assert inside["textDocument"] == {
         "uri": "file:///workspace/a.py",
-        "text": "/checkouts/my proj/a.py",  # a document's text reaches the server byte for byte
+        "text": "/ck/my proj/a.py",  # a document's text reaches the server byte for byte
     }
-    assert inside["edits"] == [{"newText": "/checkouts/my proj"}]
+    assert inside["edits"] == [{"newText": "/ck/my proj"}]
     assert inside["args"] == ["/workspace/b.py", "--flag", 3, None]
     assert MAP.inbound(inside) == message
     same = PathMap(Path("/r"), PurePosixPath("/r"))
