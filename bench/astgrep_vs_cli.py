@@ -11,13 +11,20 @@ For each case: wall-time medians of both, and the ratio ours/CLI (lower is bette
 Ours goes through a real run (`run.call("ast_grep", ...)`), workers and all; "cold" opens a new
 run per measurement (fresh workers, empty caches), "warm" repeats a query in the same run.
 `--oneshot` instead times `livetools call ast_grep` (a new process per call, start-up and worker
-spawn included) against `ast-grep run`.
+spawn included) against `ast-grep run`. `--warm` adds, per case, the same search repeated in
+the run that just made it (trees cached: what an agent's later searches cost).
+
+`--floor` adds what no matcher built on this parser can beat: every file parsed once and one C
+query for the pattern's root kind run over it, in this process (CPU seconds), and that CPU spread
+over the machine's cores (wall), each next to the CLI's. Both tools parse every file with the
+same tree-sitter C code; a floor above 1x means the goal is below the parser's own cost.
 
     uv run python bench/astgrep_vs_cli.py [CORPUS] [--runs 3] [--quick] [--oneshot] [--only TEXT]
     uv run python bench/astgrep_vs_cli.py stdlib+pandas
     uv run python bench/astgrep_vs_cli.py regex+serde-json --only all
     uv run python bench/astgrep_vs_cli.py openjdk --only all
     uv run python bench/astgrep_vs_cli.py rxjs --oneshot
+    uv run python bench/astgrep_vs_cli.py openjdk --only all --warm --floor
 """
 
 from __future__ import annotations
@@ -27,6 +34,7 @@ import asyncio
 import collections
 import importlib.util
 import json
+import os
 import resource
 import shutil
 import statistics
@@ -39,6 +47,9 @@ from pathlib import Path
 
 from livetools import Host
 from livetools_astgrep import plugin as astgrep_plugin
+from livetools_astgrep.grammar import builtin_grammars
+from livetools_astgrep.languages import load
+from livetools_astgrep.pattern import Compiler
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -162,17 +173,44 @@ async def ours_cold(
     return elapsed, len(result.data["matches"])
 
 
-async def ours_warm(corpus: Path, first: str, pattern: str) -> tuple[float, int]:
+async def ours_warm(
+    corpus: Path, first: str, pattern: str, limit: int = 0, language: str = "python"
+) -> tuple[float, int]:
+    """`pattern` in a run that has just searched `first` (the corpus's trees are cached)."""
     async with host().open_run(corpus) as run:
-        await run.call("ast_grep", {"pattern": first, "max_results": 0})
+        await run.call("ast_grep", {"pattern": first, "max_results": 0, "language": language})
         started = time.perf_counter()
-        result = await run.call("ast_grep", {"pattern": pattern, "max_results": 0})
+        args = {"pattern": pattern, "max_results": limit, "language": language}
+        result = await run.call("ast_grep", args)
         elapsed = time.perf_counter() - started
+    assert not result.is_error, result.text
     return elapsed, len(result.data["matches"])
+
+
+def floor_cpu(corpus: Path, pattern: str, language: str) -> float:
+    """CPU seconds to parse every file of `language` once and run one C query for the
+    pattern's root kind (the cheapest candidate search py-tree-sitter offers) over each tree."""
+    from tree_sitter import Query, QueryCursor
+
+    grammar = next(g for g in builtin_grammars() if g.id == language)
+    loaded = load(grammar.id, grammar.loader)
+    root = Compiler(grammar, loaded).compile(pattern).root
+    query = Query(loaded.language, f"({root.kind}) @c" if root.named else f'"{root.kind}" @c')
+    parser = loaded.parser()
+    suffixes = {s for s, lang in LANGUAGES.items() if lang == language}
+    sources = [p.read_bytes() for p in sorted(corpus.rglob("*")) if p.suffix in suffixes]
+    started = time.process_time()
+    for data in sources:
+        QueryCursor(query).captures(parser.parse(data).root_node)
+    return time.process_time() - started
+
+
+FLOOR_CLI_CPU: list[float] = []  # the last case's CLI CPU, kept for the floor line
 
 
 def report(label: str, cli: list[float], mine: list[float], counts: str, target: float | None):
     c, m = statistics.median(cli), statistics.median(mine)
+    FLOOR_CLI_CPU[:] = CPU["cli"]
     goal = f"target ≤ {target:g}x" if target else ""
     print(f"{label:34} CLI {c:7.2f} s   ours {m:7.2f} s   ratio {m / c:6.3f}x  {counts} {goal}")
     if CPU["cli"] and CPU["ours"]:
@@ -215,6 +253,8 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="a small corpus, for a smoke run")
     parser.add_argument("--oneshot", action="store_true", help="time `livetools call` processes")
     parser.add_argument("--only", default="", help="run only the cases whose label has this text")
+    parser.add_argument("--warm", action="store_true", help="also time each case repeated in a run")
+    parser.add_argument("--floor", action="store_true", help="also measure parse + one C query")
     args = parser.parse_args()
     binary = shutil.which("ast-grep")
     if binary is None:
@@ -247,6 +287,25 @@ def main() -> None:
             kind = "one-shot " if args.oneshot else ""
             counts = f"({cli_n} vs {our_n})"
             report(f"{kind}{label} `{pattern}`", cli_runs, our_runs, counts, target)
+            if args.floor:
+                cpu = statistics.median(floor_cpu(corpus, pattern, language) for _ in cli_runs)
+                cores = os.cpu_count() or 1
+                cli_cpu, cli_wall = statistics.median(FLOOR_CLI_CPU), statistics.median(cli_runs)
+                print(
+                    f"{'':34} floor (parse + root-kind query): CPU {cpu:6.2f} s = "
+                    f"{cpu / cli_cpu:.2f}x the CLI's; over {cores} cores {cpu / cores:6.2f} s = "
+                    f"{cpu / cores / cli_wall:.2f}x the CLI's wall"
+                )
+            if args.warm and not args.oneshot:
+                warm = [
+                    asyncio.run(ours_warm(corpus, pattern, pattern, limit, language))
+                    for _ in cli_runs
+                ]
+                w = statistics.median(t for t, _ in warm)
+                print(
+                    f"{'':34} warm (repeated in the run): {w:7.2f} s   ratio "
+                    f"{w / statistics.median(cli_runs):6.3f}x  ({warm[0][1]} matches)"
+                )
         if language != "python" or args.oneshot:
             return
         cli_runs, our_runs, cli_n, our_n = [], [], 0, 0

@@ -1,8 +1,12 @@
 """Many runs over `serve --http` at once, next to the same calls on one run alone.
 
-One run server (`serve --http --runs-under`) in its own process; this process is the client
-(the mcp SDK's streamable HTTP client, one per run), so its CPU is measured apart from the
-server's. Phases:
+One run server (`serve --http --runs-under`) in its own process; the clients (the mcp SDK's
+streamable HTTP client, one per run) in others, so their CPU is measured apart from the
+server's. The loaded phases spread the runs over CLIENTS client processes (default 10, five
+runs each): in the field every conversation's client is a process of its own, and 50 clients in
+one Python process queue behind each other (~3 ms of client CPU per call) and add that queue to
+the tail measured (with one process: p99 2.0-2.9x of one run alone while the server's own
+time per request, from its log, stayed within 1.14x). Phases:
   alone:  one run, ROUNDS rounds of ast_grep + lsp status + eval + lsp symbols, paced as
           below and back to back (the baselines of the two loaded phases);
   idle:   RUNS runs opened and left idle: the server's RSS per idle run;
@@ -23,13 +27,19 @@ calls/s, CPU in cores of the server process, of its children (kernels, language 
 this client, and of the whole machine (other work shares it), with the load average.
 
     uv run python bench/http_load.py [--runs 50] [--eval 10] [--lsp 5] [--rounds 10]
-        [--think 1.5] [--phases paced,closed] [--era modern|legacy]
+        [--alone-rounds 30] [--think 1.5] [--phases paced,closed] [--era modern|legacy]
+        [--clients 10]
+
+ROUNDS for the run alone is --alone-rounds (default 30, at least --rounds): its p99 is the
+baseline of every ratio, and a p99 of 10 samples is their maximum, which says little.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
+import json
 import os
 import random
 import re
@@ -52,9 +62,11 @@ import httpx2
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
-REPO = Path(__file__).resolve().parent.parent
+SCRIPT = Path(__file__).resolve()
+REPO = SCRIPT.parent.parent
 PROJECT = REPO / "tests" / "fixtures" / "projects" / "lsp" / "py"
 EVAL_DESC = "add one and one for the load benchmark"
+ADMIN_ENV = "LIVETOOLS_HTTP_LOAD_ADMIN"  # a client process's admin token (never in argv)
 CALLS: dict[str, tuple[str, dict[str, Any]]] = {
     "ast_grep": ("ast_grep", {"pattern": "def $F($$$A): $$$B", "language": "python"}),
     "status": ("lsp", {"action": "status"}),
@@ -161,13 +173,14 @@ class Sample:
     load: str
 
     @classmethod
-    def take(cls, server_pid: int) -> Sample:
+    def take(cls, server_pid: int, clients: list[int] | None = None) -> Sample:
+        """`clients`: client processes whose CPU counts with this one's."""
         usage = resource.getrusage(resource.RUSAGE_SELF)
         return cls(
             time.perf_counter(),
             cpu_seconds(server_pid),
             sum(cpu_seconds(p) for p in descendants(server_pid)),
-            usage.ru_utime + usage.ru_stime,
+            usage.ru_utime + usage.ru_stime + sum(cpu_seconds(p) for p in clients or []),
             machine_busy(),
             load_average(),
         )
@@ -183,6 +196,24 @@ class Stats:
 
     def calls(self) -> int:
         return sum(len(v) for v in self.times.values())
+
+
+class Step:
+    """Where a process's runs meet before each phase and after the last: once all are there,
+    one of them runs `sync` (a client process checks in with the coordinator) before any goes
+    on, so a phase starts in every process at once."""
+
+    def __init__(self, parties: int, sync: Callable[[], Any]) -> None:
+        self.barrier = asyncio.Barrier(parties)
+        self.sync = sync
+
+    async def wait(self) -> None:
+        if await self.barrier.wait() == 0:
+            await self.sync()
+        await self.barrier.wait()
+
+    async def abort(self) -> None:
+        await self.barrier.abort()
 
 
 @dataclass
@@ -214,7 +245,7 @@ async def run_client(
     rounds: int,
     phases: list[Phase],
     era: str,
-    step: asyncio.Barrier | None = None,
+    step: Step | None = None,
     sample: Callable[[], Sample] | None = None,
 ) -> None:
     """One run's client: open it, warm it (the first eval starts a kernel, the first lsp call
@@ -253,6 +284,113 @@ async def run_client(
         if step is not None:
             await step.abort()  # the others stop waiting for this run and fail too
         raise
+
+
+async def client_group(config: dict[str, Any]) -> None:
+    """A client process (`--group CONFIG`): its runs' clients. At each phase boundary it says
+    `step` on stdout once all its runs are there and goes on when stdin says `go`; at the end
+    one JSON line with each phase's times and errors and the runs that failed."""
+    loop = asyncio.get_running_loop()
+
+    async def sync() -> None:
+        print("step", flush=True)
+        line = await loop.run_in_executor(None, sys.stdin.readline)
+        if line.strip() != "go":
+            raise RuntimeError("the coordinator stopped the phases")
+
+    token = os.environ[ADMIN_ENV]
+    admin = httpx2.AsyncClient(
+        base_url=config["base"], headers={"Authorization": f"Bearer {token}"}, timeout=120
+    )
+    phases = [Phase(name, think) for name, think in config["phases"]]
+    plans = config["plans"]
+    step = Step(len(plans), sync)
+    async with admin:
+        results = await asyncio.gather(
+            *(
+                run_client(config["base"], admin, t, config["rounds"], phases, config["era"], step)
+                for t in plans
+            ),
+            return_exceptions=True,
+        )
+    failed = [f"{type(r).__name__}: {r}" for r in results if isinstance(r, BaseException)]
+    stats = [
+        {"times": p.stats.times, "errors": p.stats.errors, "first_error": p.stats.first_error}
+        for p in phases
+    ]
+    print(json.dumps({"phases": stats, "failed": failed}), flush=True)
+
+
+async def coordinate(
+    server_pid: int,
+    base: str,
+    token: str,
+    plans: list[list[str]],
+    opts: argparse.Namespace,
+    phases: list[Phase],
+) -> list[str]:
+    """Run `plans` in --clients processes, every phase starting in all of them at once; each
+    phase's stats merged into `phases`, its CPU samples taken here. Returns why runs failed."""
+    count = max(1, min(opts.clients, len(plans)))
+    env = {**os.environ, ADMIN_ENV: token}
+    groups = []
+    for i in range(count):
+        config = {
+            "base": base,
+            "plans": plans[i::count],
+            "rounds": opts.rounds,
+            "phases": [(p.name, p.think) for p in phases],
+            "era": opts.era,
+        }
+        groups.append(
+            await asyncio.create_subprocess_exec(
+                sys.executable,
+                str(SCRIPT),
+                "--group",
+                json.dumps(config),
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                env=env,
+            )
+        )
+    pids = [g.pid for g in groups]
+    lines: list[bytes] = []
+    failed: list[str] = []
+    for boundary in range(len(phases) + 1):
+        lines = await asyncio.gather(*(g.stdout.readline() for g in groups if g.stdout))
+        if any(line.strip() != b"step" for line in lines):
+            failed.append("a run failed before the phases ended")
+            break
+        sample = Sample.take(server_pid, pids)
+        if boundary < len(phases):
+            phases[boundary].stats.begin = sample
+        if boundary:
+            phases[boundary - 1].stats.end = sample
+        for g in groups:
+            assert g.stdin is not None
+            g.stdin.write(b"go\n")
+            await g.stdin.drain()
+    for index, g in enumerate(groups):
+        assert g.stdin is not None and g.stdout is not None
+        with contextlib.suppress(ConnectionError):
+            g.stdin.write(b"stop\n")  # a group still waiting at a step gives up
+            await g.stdin.drain()
+        text = (await g.stdout.read()).decode()
+        await g.wait()
+        found = [lines[index].decode() if index < len(lines) else "", *text.splitlines()]
+        result = next((json.loads(x) for x in found if x.startswith("{")), None)
+        if result is None:
+            failed.append(f"client process {g.pid} exited {g.returncode} without results")
+            continue
+        failed += result["failed"]
+        for phase, got in zip(phases, result["phases"], strict=True):
+            for tool, times in got["times"].items():
+                phase.stats.times[tool].extend(times)
+            for tool, n in got["errors"].items():
+                phase.stats.errors[tool] += n
+            for tool, why in got["first_error"].items():
+                phase.stats.first_error.setdefault(tool, why)
+    return failed
 
 
 def pct(values: list[float], q: float) -> float:
@@ -310,10 +448,16 @@ async def main() -> None:
     ap.add_argument("--eval", type=int, default=10)
     ap.add_argument("--lsp", type=int, default=5)
     ap.add_argument("--rounds", type=int, default=10)
+    ap.add_argument("--alone-rounds", type=int, default=30, help="the run alone's rounds")
+    ap.add_argument("--clients", type=int, default=10, help="client processes of loaded phases")
+    ap.add_argument("--group", help=argparse.SUPPRESS)  # a client process's config (JSON)
     ap.add_argument("--think", type=float, default=1.5, help="paced: mean s between calls")
     ap.add_argument("--phases", default="paced,closed", help="paced, closed or both")
     ap.add_argument("--era", choices=["modern", "legacy"], default="modern")
     opts = ap.parse_args()
+    if opts.group:
+        await client_group(json.loads(opts.group))
+        return
     wanted = [p.strip() for p in opts.phases.split(",") if p.strip()]
     if not wanted or any(p not in ("paced", "closed") for p in wanted):
         raise SystemExit("--phases: paced, closed or paced,closed")
@@ -339,7 +483,8 @@ async def main() -> None:
         alone = {"closed": Phase("alone", 0.0), "paced": Phase("alone, paced", opts.think)}
         alone_phases = [alone[name] for name in wanted]
         every = ["ast_grep", "status", "eval", "lsp"]
-        await run_client(base, admin, every, opts.rounds, alone_phases, opts.era, None, sampler)
+        rounds = max(opts.alone_rounds, opts.rounds)
+        await run_client(base, admin, every, rounds, alone_phases, opts.era, None, sampler)
         for phase in alone_phases:
             report(phase, None)
         for run in (await admin.get("/runs")).json()["runs"]:
@@ -367,27 +512,10 @@ async def main() -> None:
             if i < opts.lsp:
                 tools.append("lsp")
             plans.append(tools)
-        # Every run and this coordinator meet before each phase and after the last.
-        step = asyncio.Barrier(len(plans) + 1)
-        clients = asyncio.gather(
-            *(run_client(base, admin, t, opts.rounds, phases, opts.era, step) for t in plans),
-            return_exceptions=True,
-        )
-        try:
-            for phase in phases:
-                await step.wait()
-                phase.stats.begin = Sample.take(proc.pid)
-                if phase is not phases[0]:
-                    phases[phases.index(phase) - 1].stats.end = phase.stats.begin
-            await step.wait()
-            phases[-1].stats.end = Sample.take(proc.pid)
-        except asyncio.BrokenBarrierError:
-            print("a run failed before the phases ended")
-        results = await clients
-        failed_runs = [r for r in results if isinstance(r, BaseException)]
+        failed_runs = await coordinate(proc.pid, base, token, plans, opts, phases)
         print(f"runs that failed outright: {len(failed_runs)}")
-        for r in failed_runs[:3]:
-            print(f"  {type(r).__name__}: {r}")
+        for why in failed_runs[:3]:
+            print(f"  {why}")
         for phase in phases:
             if phase.stats.end is not None:
                 report(phase, alone[phase.name].stats)
