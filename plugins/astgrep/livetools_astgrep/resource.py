@@ -165,6 +165,17 @@ class AstGrepResource(Resource):
             self._table = GrammarTable.gather(self.run.host.plugins.pm, self._builtin)
         return self._table
 
+    def compiled(self, grammar: Grammar, source: str) -> Pattern | None:
+        """The pattern if this run compiled it before (no thread needed); raises its
+        PatternError if it failed then."""
+        cached = self._patterns.get((grammar.id, source))
+        if cached is None:
+            return None
+        self._patterns.move_to_end((grammar.id, source))
+        if isinstance(cached, PatternError):
+            raise cached
+        return cached
+
     def compile(self, grammar: Grammar, source: str) -> Pattern:
         """The compiled pattern (cached per run); raises PatternError."""
         key = (grammar.id, source)
@@ -224,6 +235,8 @@ class AstGrepResource(Resource):
     ) -> Searched:
         """Files without the pattern's literal text never reach a parser; a limited search
         starts in this process and hands the rest to the workers only if it must go on."""
+        if not self._use_pool(grammar, jobs):  # nor for what the prefilter keeps of them
+            return await self._small_search(grammar, pattern, jobs, limit)
         kept, dropped = await asyncio.to_thread(prefilter, jobs, pattern.tokens)
         outcomes: list[FileOutcome] = []
         searched = 0
@@ -271,6 +284,28 @@ class AstGrepResource(Resource):
 
     def _pool_ready(self) -> bool:
         return self._pool is not None and bool(self._pool.workers)
+
+    async def _small_search(
+        self, grammar: Grammar, pattern: Pattern, jobs: list[FileJob], limit: int
+    ) -> Searched:
+        """A search that stays in this process: prefilter and search in one trip to a thread.
+        Each trip waits for the GIL, up to 5 ms while the event loop serves other runs' calls
+        (a run server), which is what a small search's latency would be made of."""
+
+        def inline() -> tuple[list[FileOutcome], list[FileOutcome]]:
+            kept, dropped = prefilter(jobs, pattern.tokens)
+            with self._engine_lock, gc_paused():
+                engine = self._inline_engine()
+                engine.stop = stop
+                try:
+                    return dropped, engine.search(kept, pattern, grammar.loader, limit)
+                finally:
+                    engine.stop = None
+
+        stop = threading.Event()
+        dropped, outcomes = await _stoppable(inline, stop)
+        searched = len(dropped) + len(outcomes)
+        return Searched(grammar.id, pattern, dropped + outcomes, len(jobs), searched)
 
     async def _inline_search(
         self, grammar: Grammar, pattern: Pattern, jobs: list[FileJob], limit: int

@@ -121,7 +121,9 @@ async def _compile(res: AstGrepResource, scope: Scope, source: str) -> None:
     for grammar_id in list(scope.groups):
         grammar = res.table.by_id[grammar_id]
         try:
-            scope.patterns[grammar_id] = await asyncio.to_thread(res.compile, grammar, source)
+            scope.patterns[grammar_id] = res.compiled(grammar, source) or await asyncio.to_thread(
+                res.compile, grammar, source
+            )
         except PatternError as exc:
             scope.unparsed[grammar_id] = str(exc)
             del scope.groups[grammar_id]
