@@ -18,7 +18,7 @@ from livetools.procs import ProcessStartError
 from livetools.sandbox import Sandbox, spawn
 
 from .spec import ServerSpec
-from .supervisor import _SKIP_DIRS
+from .subprojects import SKIP_DIRS
 
 if TYPE_CHECKING:
     from .supervisor import Supervisor
@@ -31,7 +31,7 @@ PER_FILE_LIMIT = 20
 def _files(root: Path, spec: ServerSpec) -> list[Path]:
     found: list[Path] = []
     for folder, dirs, names in os.walk(root):
-        dirs[:] = sorted(d for d in dirs if d not in _SKIP_DIRS and not d.startswith("."))
+        dirs[:] = sorted(d for d in dirs if d not in SKIP_DIRS and not d.startswith("."))
         for name in sorted(names):
             if Path(name).suffix in spec.extensions:
                 found.append(Path(folder) / name)

@@ -25,6 +25,7 @@ from livetools.sandbox import lookup as sandbox_lookup
 from .ledger import Ledger
 from .server import LanguageServer, ServerGone
 from .spec import ServerSpec
+from .subprojects import Subprojects
 
 if TYPE_CHECKING:
     from livetools import Run
@@ -34,7 +35,6 @@ ENV_PREFER = "LIVETOOLS_LSP_SERVERS"
 DEFAULT_REQUEST_TIMEOUT = 30.0
 DEFAULT_INIT_TIMEOUT = 45.0
 DEFAULT_READY_TIMEOUT = 30.0
-_SKIP_DIRS = {".git", "node_modules", ".venv", "venv", "__pycache__", "build", "dist", "target"}
 
 
 @dataclass(frozen=True)
@@ -286,10 +286,11 @@ class Supervisor(Resource):
         await self.lookup(self._all_binaries())
         out: list[LanguageServer] = []
         covered: set[str] = set()
+        subprojects = Subprojects(self.root)
         for spec in self.specs:
             if covered.intersection(spec.extensions):
                 continue
-            verdict = await self.verdict(spec, self._marker_dir(spec))
+            verdict = await self.verdict(spec, self._marker_dir(spec, subprojects))
             if verdict.reason is not None or verdict.root is None or verdict.binary is None:
                 continue
             try:
@@ -340,7 +341,10 @@ class Supervisor(Resource):
             )
         await self.lookup(self._all_binaries())
         # Concurrently: in a sandbox each health probe starts a process there.
-        verdicts = await asyncio.gather(*(self.verdict(s, self._marker_dir(s)) for s in self.specs))
+        subprojects = Subprojects(self.root)
+        verdicts = await asyncio.gather(
+            *(self.verdict(s, self._marker_dir(s, subprojects)) for s in self.specs)
+        )
         specs = []
         for spec, verdict in zip(self.specs, verdicts, strict=True):
             specs.append(
@@ -357,17 +361,14 @@ class Supervisor(Resource):
             info["sandbox"] = self.sandbox.describe()
         return info
 
-    def _marker_dir(self, spec: ServerSpec) -> Path:
+    def _marker_dir(self, spec: ServerSpec, subprojects: Subprojects | None = None) -> Path:
         """Where to look for `spec`'s root marker in this checkout: the run root, else the
-        first sub-project (two levels deep at most) holding one."""
+        first sub-project (two levels deep at most) holding one. `subprojects`: a listing
+        shared by the specs of one question."""
         if not spec.markers or find_marker(self.root, self.root, spec.markers):
             return self.root
-        for depth in ("*", "*/*"):
-            for marker in spec.markers:
-                for hit in sorted(self.root.glob(f"{depth}/{marker}")):
-                    if not _SKIP_DIRS.intersection(hit.relative_to(self.root).parts):
-                        return hit.parent
-        return self.root
+        found = (subprojects or Subprojects(self.root)).first_with(spec.markers)
+        return found or self.root
 
     async def aclose(self) -> None:
         self._closed = True
