@@ -15,7 +15,8 @@ from livetools_lsp.builtin import BUILTIN
 from livetools_lsp.subprojects import SKIP_DIRS, Subprojects
 from tests.corpus import corpus_project, realworld
 
-MARKER_SETS = sorted({spec.markers for spec in BUILTIN if spec.markers}) + [
+MARKER_SETS = [
+    *sorted({spec.markers for spec in BUILTIN if spec.markers}),
     ("*.csproj", "*.sln"),
     ("gleam.toml",),
 ]
