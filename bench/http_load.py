@@ -5,8 +5,8 @@ streamable HTTP client, one per run) in others, so their CPU is measured apart f
 server's. The loaded phases spread the runs over CLIENTS client processes (default 10, five
 runs each): in the field every conversation's client is a process of its own, and 50 clients in
 one Python process queue behind each other (~3 ms of client CPU per call) and add that queue to
-the tail measured (with one process: p99 2.0-2.9x of one run alone while the server's own
-time per request, from its log, stayed within 1.14x). Phases:
+the tail measured (same build, quiet machine: ast_grep p99 2.34x of one run alone with one
+client process, 2.02x with ten). Phases:
   alone:  one run, ROUNDS rounds of ast_grep + lsp status + eval + lsp symbols, paced as
           below and back to back (the baselines of the two loaded phases);
   idle:   RUNS runs opened and left idle: the server's RSS per idle run;
