@@ -178,33 +178,33 @@ class AstGrepResource(Resource):
 
     def compile(self, grammar: Grammar, source: str) -> Pattern:
         """The compiled pattern (cached per run); raises PatternError."""
-        key = (grammar.id, source)
-        cached = self._patterns.get(key)
-        if cached is None:
-            from .languages import load
-            from .pattern import Compiler
+        found = self.compiled(grammar, source)
+        if found is not None:
+            return found
+        from .languages import load
+        from .pattern import Compiler
 
-            compiler = self._compilers.get(grammar.id)
-            if compiler is None or compiler.grammar is not grammar:
-                compiler = self._compilers[grammar.id] = Compiler(
-                    grammar, load(grammar.id, grammar.loader)
-                )
-            try:
-                limits.check_pattern_size(source)
-                with self._engine_lock:
-                    compiled = compiler.compile(source)
-                limits.check_pattern_nodes(source, _count_nodes(compiled))
-                cached = compiled
-            except PatternError as exc:
-                message = limits.capped_message(str(exc), source)
-                cached = exc if message == str(exc) else PatternError(message)
-            self._patterns[key] = cached
-            while len(self._patterns) > PATTERN_CACHE:
-                self._patterns.popitem(last=False)
-        self._patterns.move_to_end(key)
-        if isinstance(cached, PatternError):
-            raise cached
-        return cached
+        compiler = self._compilers.get(grammar.id)
+        if compiler is None or compiler.grammar is not grammar:
+            compiler = self._compilers[grammar.id] = Compiler(
+                grammar, load(grammar.id, grammar.loader)
+            )
+        result: Pattern | PatternError
+        try:
+            limits.check_pattern_size(source)
+            with self._engine_lock:
+                compiled = compiler.compile(source)
+            limits.check_pattern_nodes(source, _count_nodes(compiled))
+            result = compiled
+        except PatternError as exc:
+            message = limits.capped_message(str(exc), source)
+            result = exc if message == str(exc) else PatternError(message)
+        self._patterns[(grammar.id, source)] = result
+        while len(self._patterns) > PATTERN_CACHE:
+            self._patterns.popitem(last=False)
+        if isinstance(result, PatternError):
+            raise result
+        return result
 
     # -- running -------------------------------------------------------------------------------
 
@@ -292,30 +292,29 @@ class AstGrepResource(Resource):
         Each trip waits for the GIL, up to 5 ms while the event loop serves other runs' calls
         (a run server), which is what a small search's latency would be made of."""
 
-        def inline() -> tuple[list[FileOutcome], list[FileOutcome]]:
+        def work(engine: Engine) -> tuple[list[FileOutcome], list[FileOutcome]]:
             kept, dropped = prefilter(jobs, pattern.tokens)
-            with self._engine_lock, gc_paused():
-                engine = self._inline_engine()
-                engine.stop = stop
-                try:
-                    return dropped, engine.search(kept, pattern, grammar.loader, limit)
-                finally:
-                    engine.stop = None
+            return dropped, engine.search(kept, pattern, grammar.loader, limit)
 
-        stop = threading.Event()
-        dropped, outcomes = await _stoppable(inline, stop)
+        dropped, outcomes = await self._on_engine(work)
         searched = len(dropped) + len(outcomes)
         return Searched(grammar.id, pattern, dropped + outcomes, len(jobs), searched)
 
     async def _inline_search(
         self, grammar: Grammar, pattern: Pattern, jobs: list[FileJob], limit: int
     ) -> list[FileOutcome]:
-        def inline() -> list[FileOutcome]:
+        return await self._on_engine(lambda e: e.search(jobs, pattern, grammar.loader, limit))
+
+    async def _on_engine(self, work: Callable[[Engine], T]) -> T:
+        """`work` with this process's engine, in a thread, the collector paused; a cancelled
+        call (its timeout) tells the engine to stop at its next file."""
+
+        def inline() -> T:
             with self._engine_lock, gc_paused():
                 engine = self._inline_engine()
                 engine.stop = stop
                 try:
-                    return engine.search(jobs, pattern, grammar.loader, limit)
+                    return work(engine)
                 finally:
                     engine.stop = None
 
@@ -331,17 +330,9 @@ class AstGrepResource(Resource):
             pool = await self.pool()
             return skipped + await pool.rewrite(kept, pattern, grammar.loader, template)
 
-        def inline() -> list[FileRewrite]:
-            with self._engine_lock:
-                engine = self._inline_engine()
-                engine.stop = stop
-                try:
-                    return engine.rewrite(kept, pattern, grammar.loader, template)
-                finally:
-                    engine.stop = None
-
-        stop = threading.Event()
-        return skipped + await _stoppable(inline, stop)
+        return skipped + await self._on_engine(
+            lambda e: e.rewrite(kept, pattern, grammar.loader, template)
+        )
 
     # -- resource ------------------------------------------------------------------------------
 

@@ -1,0 +1,68 @@
+"""The whole tool path on real code: `ast_grep` called through a run (walk, prefilter and the
+in-process search in one thread trip, the run's pattern cache on the second call) finds on a
+real-world project what the ast-grep CLI finds in the same copy of its files."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+import livetools_astgrep.plugin
+from livetools import Host
+from tests.astgrep.oracle import CLI_LANG, cli_binary
+from tests.astgrep.realworld import EXTS, corpus_files
+
+CASES = [("rust", "$F($$$ARGS)"), ("python", "isinstance($X, $T)"), ("java", "$A.equals($B)")]
+
+
+def copy_of(lang: str, dest: Path) -> Path:
+    """The language's sampled corpus files, copied into one folder that both tools walk."""
+    root = dest / lang
+    for i, path in enumerate(corpus_files(lang)):
+        target = root / f"{i:03d}{path.suffix}"
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(path, target)
+    return root
+
+
+def cli_lines(lang: str, pattern: str, root: Path) -> set[tuple[str, int, int]]:
+    language = CLI_LANG.get(lang, lang)
+    out = subprocess.run(
+        [cli_binary(), "run", "-p", pattern, "-l", language, "--json=compact", str(root)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert out.returncode in (0, 1), out.stderr
+    return {
+        (
+            Path(m["file"]).name,
+            m["range"]["start"]["line"] + 1,
+            m["range"]["end"]["line"] + 1,
+        )
+        for m in json.loads(out.stdout or "[]")
+    }
+
+
+@pytest.mark.realworld
+@pytest.mark.anyio
+@pytest.mark.parametrize(("lang", "pattern"), CASES, ids=[c[0] for c in CASES])
+async def test_the_tool_finds_what_the_cli_finds(tmp_path: Path, lang: str, pattern: str) -> None:
+    root = copy_of(lang, tmp_path)
+    assert all(p.suffix in EXTS[lang] for p in root.iterdir())
+    want = cli_lines(lang, pattern, root)
+    assert want, "the sample holds no match: pick another pattern"
+    host = Host(plugins=[("astgrep", livetools_astgrep.plugin)], entry_points=False)
+    async with host.open_run(root) as run:
+        args = {"pattern": pattern, "language": lang, "max_results": 0}
+        answers = [await run.call("ast_grep", args) for _ in range(2)]  # then from the cache
+        status = await run.resources["astgrep"].status()
+        assert status["workers"] == []  # the in-process path, not the parse workers
+    for result in answers:
+        assert not result.is_error, result.text
+        got = {(Path(m["file"]).name, m["line"], m["end_line"]) for m in result.data["matches"]}
+        assert got == want
