@@ -205,12 +205,8 @@ def floor_cpu(corpus: Path, pattern: str, language: str) -> float:
     return time.process_time() - started
 
 
-FLOOR_CLI_CPU: list[float] = []  # the last case's CLI CPU, kept for the floor line
-
-
 def report(label: str, cli: list[float], mine: list[float], counts: str, target: float | None):
     c, m = statistics.median(cli), statistics.median(mine)
-    FLOOR_CLI_CPU[:] = CPU["cli"]
     goal = f"target ≤ {target:g}x" if target else ""
     print(f"{label:34} CLI {c:7.2f} s   ours {m:7.2f} s   ratio {m / c:6.3f}x  {counts} {goal}")
     if CPU["cli"] and CPU["ours"]:
@@ -286,11 +282,12 @@ def main() -> None:
                 our_runs.append(t)
             kind = "one-shot " if args.oneshot else ""
             counts = f"({cli_n} vs {our_n})"
+            cli_cpu = statistics.median(CPU["cli"])  # before report() clears it
             report(f"{kind}{label} `{pattern}`", cli_runs, our_runs, counts, target)
             if args.floor:
                 cpu = statistics.median(floor_cpu(corpus, pattern, language) for _ in cli_runs)
                 cores = os.cpu_count() or 1
-                cli_cpu, cli_wall = statistics.median(FLOOR_CLI_CPU), statistics.median(cli_runs)
+                cli_wall = statistics.median(cli_runs)
                 print(
                     f"{'':34} floor (parse + root-kind query): CPU {cpu:6.2f} s = "
                     f"{cpu / cli_cpu:.2f}x the CLI's; over {cores} cores {cpu / cores:6.2f} s = "
