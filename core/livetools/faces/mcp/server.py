@@ -215,31 +215,46 @@ class McpFace:
 
         arguments = params.arguments or {}
         can_elicit = declares_form(ctx.session.client_capabilities)
-
-        async def run_call() -> Result:
-            try:
-                return await self.run.call(params.name, arguments, surface=self.surface)
-            except Exception as exc:  # run.call reports caller errors as results; our bug
-                log.exception("tool call %s raised", params.name)
-                return Result.error(f"{params.name} failed: {type(exc).__name__}: {exc}")
-
         if ctx.protocol_version in MODERN_PROTOCOL_VERSIONS:
-            outcome: Result | types.InputRequiredResult
-            if params.request_state is not None:
-                outcome = await self.parked.resume(
-                    params.name, arguments, params.request_state, params.input_responses
-                )
-            elif self._question_port is not None:
-                outcome = await self.parked.call(
-                    params.name, arguments, run_call, can_elicit=can_elicit
-                )
-            else:
-                outcome = await run_call()
+            outcome = await self.modern_outcome(
+                params.name,
+                arguments,
+                can_elicit=can_elicit,
+                request_state=params.request_state,
+                input_responses=params.input_responses,
+            )
             if isinstance(outcome, types.InputRequiredResult):
                 return outcome
             return to_call_result(outcome)
         with asking_through_session(ctx.session, ctx.request_id, can_elicit=can_elicit):
-            return to_call_result(await run_call())
+            return to_call_result(await self._run_call(params.name, arguments))
+
+    async def modern_outcome(
+        self,
+        name: str,
+        arguments: dict[str, Any],
+        *,
+        can_elicit: bool,
+        request_state: str | None = None,
+        input_responses: dict[str, Any] | None = None,
+    ) -> Result | types.InputRequiredResult:
+        """A 2026-era call: a retry carrying `requestState` resumes its parked call; once
+        ask_user is offered, the call runs parked so a question can come back as input
+        required; else it simply runs."""
+        if request_state is not None:
+            return await self.parked.resume(name, arguments, request_state, input_responses)
+        if self._question_port is not None:
+            return await self.parked.call(
+                name, arguments, lambda: self._run_call(name, arguments), can_elicit=can_elicit
+            )
+        return await self._run_call(name, arguments)
+
+    async def _run_call(self, name: str, arguments: dict[str, Any]) -> Result:
+        try:
+            return await self.run.call(name, arguments, surface=self.surface)
+        except Exception as exc:  # run.call reports caller errors as results; our bug
+            log.exception("tool call %s raised", name)
+            return Result.error(f"{name} failed: {type(exc).__name__}: {exc}")
 
     # -- tools/list_changed --------------------------------------------------------------------
 

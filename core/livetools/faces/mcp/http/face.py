@@ -18,7 +18,9 @@ import anyio
 
 from ....run import Run
 from ....tiers import Surface
-from ..server import McpFace
+from ..elicit import declares_form
+from ..server import McpFace, to_call_result
+from .direct import Direct
 
 if TYPE_CHECKING:
     import mcp_types as types
@@ -61,6 +63,7 @@ class HttpFace(McpFace):
             max_sessions=max_sessions,
             max_request_body_size=max_body,
         )
+        self.direct = Direct(self, max_body)
 
     async def _observe(
         self,
@@ -88,6 +91,37 @@ class HttpFace(McpFace):
     ) -> types.CallToolResult | types.InputRequiredResult:
         self.calls += 1
         return await super()._call_tool(ctx, params)
+
+    async def answer_direct(
+        self, name: str, arguments: dict[str, Any], version: str, capabilities: Any
+    ) -> dict[str, Any]:
+        """A 2026-era tools/call for the direct path: what the SDK's dispatch would do around
+        `_call_tool` (our middleware's capability check; the runner's surface sieve,
+        `resultType` and `serverInfo` stamp), without its per-request objects."""
+        import mcp_types as types
+        from mcp_types import SERVER_INFO_META_KEY, methods
+        from pydantic import ValidationError
+
+        declared: types.ClientCapabilities | None = None
+        if isinstance(capabilities, dict) and capabilities.get("elicitation") is not None:
+            try:  # a mis-shaped value reads as not supplied, as in the SDK's Connection
+                declared = types.ClientCapabilities.model_validate(capabilities)
+            except ValidationError:
+                declared = None
+        if declared is not None:
+            await self._client_declared(declared)
+        self.calls += 1
+        outcome = await self.modern_outcome(name, arguments, can_elicit=declares_form(declared))
+        model = (
+            outcome if isinstance(outcome, types.InputRequiredResult) else to_call_result(outcome)
+        )
+        dumped = model.model_dump(by_alias=True, mode="json", exclude_none=True)
+        dumped = methods.serialize_server_result("tools/call", version, dumped)
+        dumped.setdefault("resultType", "complete")
+        meta = dumped.get("_meta")
+        if meta is None or (isinstance(meta, dict) and meta.get(SERVER_INFO_META_KEY) is None):
+            dumped["_meta"] = {**(meta or {}), SERVER_INFO_META_KEY: self.server.server_info_stamp}
+        return dumped
 
     async def _announce(self) -> None:
         from mcp.server.subscriptions import ToolsListChanged

@@ -33,6 +33,7 @@ class Metrics:
         self.refused: defaultdict[str, int] = defaultdict(int)  # why -> count
         self.runs_open = 0
         self.tool_calls = 0
+        self.direct_calls = 0  # 2026-era tools/calls answered without the SDK's dispatch
         # MCP requests admitted to a run, by the MCP-Protocol-Version they carried: which era
         # the clients in the field speak ("none": a handshake's initialize, or an old client).
         self.protocols: defaultdict[str, int] = defaultdict(int)
@@ -86,4 +87,6 @@ class Metrics:
             out.append(f'livetools_http_mcp_requests_total{{protocol="{version}"}} {n}')
         head("tool_calls_total", "counter", "tools/call requests over every run.")
         out.append(f"livetools_http_tool_calls_total {self.tool_calls}")
+        head("direct_calls_total", "counter", "tools/call requests answered on the direct path.")
+        out.append(f"livetools_http_direct_calls_total {self.direct_calls}")
         return "\n".join(out) + "\n"

@@ -207,18 +207,25 @@ class App:
             await refusal(scope, receive, send)
             return
         self.metrics.protocols[_protocol_label(scope)] += 1
+        with slot.serving():
+            rest = await slot.face.direct.serve(scope, receive, send)
+            if rest is None:
+                self.metrics.direct_calls += 1
+            else:
+                await self._through_sdk(slot, scope, rest, send)
+
+    async def _through_sdk(self, slot: RunSlot, scope: Scope, receive: Receive, send: Send) -> None:
         watch = DropWatch(scope, receive, send)
         # A handshake-era POST answered by one event goes out as JSON (see framing).
         answers = JsonAnswers(watch.send) if _handshake_post(scope) else None
-        with slot.serving():
-            try:
-                await slot.face.manager.handle_request(
-                    scope, watch.receive, watch.send if answers is None else answers.send
-                )
-                if answers is not None:
-                    await answers.flush()
-            finally:
-                await cancel_dropped(slot.face.manager.handle_request, watch)
+        try:
+            await slot.face.manager.handle_request(
+                scope, watch.receive, watch.send if answers is None else answers.send
+            )
+            if answers is not None:
+                await answers.flush()
+        finally:
+            await cancel_dropped(slot.face.manager.handle_request, watch)
 
     # -- tokens and OAuth metadata ----------------------------------------------------------
 
