@@ -46,12 +46,17 @@ def _has_marker(directory: Path, marker: str) -> bool:
     return (directory / marker).exists()
 
 
-def find_marker(start: Path, root: Path, markers: Sequence[str]) -> Path | None:
+def find_marker(
+    start: Path, root: Path, markers: Sequence[str], *, resolved: bool = False
+) -> Path | None:
     """The nearest directory from `start` (a file or dir) up to `root` inclusive that holds one of
     `markers` (names or globs like `*.csproj`). Never looks above `root`: a marker there belongs to
-    another project."""
-    root = root.resolve()
-    current = start.resolve()
+    another project. `resolved`: both paths are already real (a run's root and folders listed
+    under it), so the two `resolve()`s — a `lstat` per path component each, most of a
+    status call's CPU — are skipped."""
+    if not resolved:
+        root, start = root.resolve(), start.resolve()
+    current = start
     if not current.is_dir():
         current = current.parent
     if not current.is_relative_to(root):

@@ -181,9 +181,10 @@ class Supervisor(Resource):
     def serves(self, path: Path) -> bool:
         return bool(self.candidates(path))
 
-    async def verdict(self, spec: ServerSpec, path: Path) -> Verdict:
+    async def verdict(self, spec: ServerSpec, path: Path, *, listed: bool = False) -> Verdict:
+        """`listed`: `path` is the run root or a folder listed under it (no need to resolve)."""
         if spec.markers:
-            root = find_marker(path, self.root, spec.markers)
+            root = find_marker(path, self.root, spec.markers, resolved=listed)
             if root is None:
                 return Verdict(spec, None, None, f"marker missing: {'/'.join(spec.markers)}")
         else:
@@ -290,7 +291,7 @@ class Supervisor(Resource):
         for spec in self.specs:
             if covered.intersection(spec.extensions):
                 continue
-            verdict = await self.verdict(spec, self._marker_dir(spec, subprojects))
+            verdict = await self.verdict(spec, self._marker_dir(spec, subprojects), listed=True)
             if verdict.reason is not None or verdict.root is None or verdict.binary is None:
                 continue
             try:
@@ -343,7 +344,7 @@ class Supervisor(Resource):
         # Concurrently: in a sandbox each health probe starts a process there.
         subprojects = Subprojects(self.root)
         verdicts = await asyncio.gather(
-            *(self.verdict(s, self._marker_dir(s, subprojects)) for s in self.specs)
+            *(self.verdict(s, self._marker_dir(s, subprojects), listed=True) for s in self.specs)
         )
         specs = []
         for spec, verdict in zip(self.specs, verdicts, strict=True):
@@ -365,7 +366,7 @@ class Supervisor(Resource):
         """Where to look for `spec`'s root marker in this checkout: the run root, else the
         first sub-project (two levels deep at most) holding one. `subprojects`: a listing
         shared by the specs of one question."""
-        if not spec.markers or find_marker(self.root, self.root, spec.markers):
+        if not spec.markers or find_marker(self.root, self.root, spec.markers, resolved=True):
             return self.root
         found = (subprojects or Subprojects(self.root)).first_with(spec.markers)
         return found or self.root
