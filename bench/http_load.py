@@ -7,8 +7,8 @@ runs each): in the field every conversation's client is a process of its own, an
 one Python process queue behind each other (~3 ms of client CPU per call) and add that queue to
 the tail measured (same build, quiet machine: ast_grep p99 2.34x of one run alone with one
 client process, 2.02x with ten). Phases:
-  alone:  one run, ROUNDS rounds of ast_grep + lsp status + eval + lsp symbols, paced as
-          below and back to back (the baselines of the two loaded phases);
+  alone:  one run, ALONE_ROUNDS rounds of ast_grep + lsp status + eval + lsp symbols, paced
+          (think ALONE_THINK s +-50%) and back to back (the baselines of the loaded phases);
   idle:   RUNS runs opened and left idle: the server's RSS per idle run;
   paced:  RUNS runs at once, each ROUNDS rounds of ast_grep + lsp status (the first EVAL runs
           also eval a cell, the first LSP runs also ask for symbols), each call followed by a
@@ -27,11 +27,15 @@ calls/s, CPU in cores of the server process, of its children (kernels, language 
 this client, and of the whole machine (other work shares it), with the load average.
 
     uv run python bench/http_load.py [--runs 50] [--eval 10] [--lsp 5] [--rounds 10]
-        [--alone-rounds 30] [--think 1.5] [--phases paced,closed] [--era modern|legacy]
-        [--clients 10]
+        [--alone-rounds 300] [--alone-think 0.25] [--think 1.5] [--phases paced,closed]
+        [--era modern|legacy] [--clients 10]
 
-ROUNDS for the run alone is --alone-rounds (default 30, at least --rounds): its p99 is the
-baseline of every ratio, and a p99 of 10 samples is their maximum, which says little.
+The run alone's p99 is the baseline of every ratio, so it gets enough samples to be one:
+ALONE_ROUNDS (default 300, at least ROUNDS) calls of each kind, its p99 then the 4th largest.
+With 40 or 100 samples (the bench before 2026-12) the "p99" was their maximum, set by one stall
+of the machine: 15-28 ms against p50s of 5-11 ms, which flattered the ratios to 0.5-0.8x. The
+run alone thinks 0.25 s instead of 1.5 s to fit 1,200 calls in ~5 minutes; shorter pauses leave
+caches warmer, so if anything its tail is lower and the ratios harsher.
 """
 
 from __future__ import annotations
@@ -421,14 +425,14 @@ def report(phase: Phase, alone: Stats | None) -> None:
     if alone is None:
         return
     print(
-        f"  {'call':10} {'n':>5} {'errors':>6} {'alone p50':>10} {'alone p99':>10} "
+        f"  {'call':10} {'n':>5} {'errors':>6} {'alone n':>7} {'alone p50':>10} {'alone p99':>10} "
         f"{'p50':>10} {'p99':>10} {'p99/alone':>9}"
     )
     for tool in CALLS:
         a, t = alone.times[tool], stats.times[tool]
         ratio = pct(t, 0.99) / pct(a, 0.99) if a and t else float("nan")
         print(
-            f"  {tool:10} {len(t):5d} {stats.errors[tool]:6d} {pct(a, 0.5):8.1f}ms "
+            f"  {tool:10} {len(t):5d} {stats.errors[tool]:6d} {len(a):7d} {pct(a, 0.5):8.1f}ms "
             f"{pct(a, 0.99):8.1f}ms {pct(t, 0.5):8.1f}ms {pct(t, 0.99):8.1f}ms "
             f"{ratio:8.2f}x"
         )
@@ -448,10 +452,13 @@ async def main() -> None:
     ap.add_argument("--eval", type=int, default=10)
     ap.add_argument("--lsp", type=int, default=5)
     ap.add_argument("--rounds", type=int, default=10)
-    ap.add_argument("--alone-rounds", type=int, default=30, help="the run alone's rounds")
+    ap.add_argument("--alone-rounds", type=int, default=300, help="the run alone's rounds")
     ap.add_argument("--clients", type=int, default=10, help="client processes of loaded phases")
     ap.add_argument("--group", help=argparse.SUPPRESS)  # a client process's config (JSON)
     ap.add_argument("--think", type=float, default=1.5, help="paced: mean s between calls")
+    ap.add_argument(
+        "--alone-think", type=float, default=0.25, help="the run alone's paced think time"
+    )
     ap.add_argument("--phases", default="paced,closed", help="paced, closed or both")
     ap.add_argument("--era", choices=["modern", "legacy"], default="modern")
     opts = ap.parse_args()
@@ -480,7 +487,7 @@ async def main() -> None:
 
         # One run alone, back to back and paced: the baselines of the closed and paced phases
         # (a call after a pause can be slower than one right after another: cold caches).
-        alone = {"closed": Phase("alone", 0.0), "paced": Phase("alone, paced", opts.think)}
+        alone = {"closed": Phase("alone", 0.0), "paced": Phase("alone, paced", opts.alone_think)}
         alone_phases = [alone[name] for name in wanted]
         every = ["ast_grep", "status", "eval", "lsp"]
         rounds = max(opts.alone_rounds, opts.rounds)
