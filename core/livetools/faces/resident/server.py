@@ -103,6 +103,7 @@ class Resident:
             async with asyncio.timeout(READ_TIMEOUT):
                 line = await reader.readline()
         except (ValueError, asyncio.LimitOverrunError):
+            await discard_line(reader)  # so the client reads the answer, not a reset
             return {"error": f"request longer than {MAX_REQUEST} bytes"}
         try:
             request = json.loads(line)
@@ -156,6 +157,19 @@ class Resident:
             with contextlib.suppress(TimeoutError):
                 async with asyncio.timeout(tick):
                     await self.stopping.wait()
+
+
+async def discard_line(reader: asyncio.StreamReader) -> None:
+    """Read what is left of an oversized line, at most READ_TIMEOUT seconds and 16 requests'
+    worth: a client that never stops sending is dropped instead."""
+    left = 16 * MAX_REQUEST
+    with contextlib.suppress(TimeoutError, OSError):
+        async with asyncio.timeout(READ_TIMEOUT):
+            while left > 0:
+                chunk = await reader.read(1 << 16)
+                if not chunk or b"\n" in chunk:
+                    return
+                left -= len(chunk)
 
 
 def same_user(writer: asyncio.StreamWriter) -> bool:
