@@ -11,7 +11,9 @@ For each case: wall-time medians of both, and the ratio ours/CLI (lower is bette
 Ours goes through a real run (`run.call("ast_grep", ...)`), workers and all; "cold" opens a new
 run per measurement (fresh workers, empty caches), "warm" repeats a query in the same run.
 `--oneshot` instead times `livetools call ast_grep` (a new process per call, start-up and worker
-spawn included) against `ast-grep run`. `--warm` adds, per case, the same search repeated in
+spawn included) against `ast-grep run`; with `--resident` those processes talk to a resident run
+started for the corpus copy (`livetools resident start`; one untimed warm-up call per case,
+then the timed ones; stopped at the end). `--warm` adds, per case, the same search repeated in
 the run that just made it (trees cached: what an agent's later searches cost).
 
 `--floor` adds what no matcher built on this parser can beat: every file parsed once and one C
@@ -24,6 +26,7 @@ same tree-sitter C code; a floor above 1x means the goal is below the parser's o
     uv run python bench/astgrep_vs_cli.py regex+serde-json --only all
     uv run python bench/astgrep_vs_cli.py openjdk --only all
     uv run python bench/astgrep_vs_cli.py rxjs --oneshot
+    uv run python bench/astgrep_vs_cli.py rxjs --oneshot --resident
     uv run python bench/astgrep_vs_cli.py openjdk --only all --warm --floor
 """
 
@@ -251,7 +254,12 @@ def main() -> None:
     parser.add_argument("--only", default="", help="run only the cases whose label has this text")
     parser.add_argument("--warm", action="store_true", help="also time each case repeated in a run")
     parser.add_argument("--floor", action="store_true", help="also measure parse + one C query")
+    parser.add_argument(
+        "--resident", action="store_true", help="--oneshot calls answered by a resident run"
+    )
     args = parser.parse_args()
+    if args.resident and not args.oneshot:
+        raise SystemExit("--resident goes with --oneshot")
     binary = shutil.which("ast-grep")
     if binary is None:
         raise SystemExit("ast-grep not on PATH: uv sync (ast-grep-cli is in the test extra)")
@@ -268,51 +276,87 @@ def main() -> None:
         cases = GENERAL_CASES
         if language == "python":
             cases = PYTHON_CASES + GENERAL_CASES + PYTHON_TAIL
-        for label, pattern, limit, target in cases:
-            if args.only not in label:
-                continue
-            cli_runs, our_runs, cli_n, our_n = [], [], 0, 0
-            for _ in range(args.runs):
-                t, cli_n = cli_time(binary, pattern, corpus, sink, language)
-                cli_runs.append(t)
-                if args.oneshot:
-                    t, our_n = oneshot_time(pattern, limit, corpus, language)
-                else:
-                    t, our_n = asyncio.run(ours_cold(corpus, pattern, limit, language))
-                our_runs.append(t)
-            kind = "one-shot " if args.oneshot else ""
-            counts = f"({cli_n} vs {our_n})"
-            cli_cpu = statistics.median(CPU["cli"])  # before report() clears it
-            report(f"{kind}{label} `{pattern}`", cli_runs, our_runs, counts, target)
-            if args.floor:
-                cpu = statistics.median(floor_cpu(corpus, pattern, language) for _ in cli_runs)
-                cores = os.cpu_count() or 1
-                cli_wall = statistics.median(cli_runs)
-                print(
-                    f"{'':34} floor (parse + root-kind query): CPU {cpu:6.2f} s = "
-                    f"{cpu / cli_cpu:.2f}x the CLI's; over {cores} cores {cpu / cores:6.2f} s = "
-                    f"{cpu / cores / cli_wall:.2f}x the CLI's wall"
-                )
-            if args.warm and not args.oneshot:
-                warm = [
-                    asyncio.run(ours_warm(corpus, pattern, pattern, limit, language))
-                    for _ in cli_runs
-                ]
-                w = statistics.median(t for t, _ in warm)
-                print(
-                    f"{'':34} warm (repeated in the run): {w:7.2f} s   ratio "
-                    f"{w / statistics.median(cli_runs):6.3f}x  ({warm[0][1]} matches)"
-                )
-        if language != "python" or args.oneshot:
-            return
+        if args.resident:
+            start_resident(corpus)
+        try:
+            run_cases(args, cases, binary, corpus, sink, language)
+        finally:
+            if args.resident:
+                stop_resident(corpus)
+
+
+def start_resident(corpus: Path) -> None:
+    command = [_livetools(), "resident", "start", "--root", str(corpus), "--idle-ttl", "3600"]
+    subprocess.run(command, check=True, stdout=subprocess.DEVNULL)
+
+
+def stop_resident(corpus: Path) -> None:
+    """Stop it, after checking it answered every call (a silent fallback would time the
+    in-process path)."""
+    listed = subprocess.run(
+        [_livetools(), "resident", "list", "--json"], capture_output=True, text=True, check=True
+    )
+    calls = [json.loads(line) for line in listed.stdout.splitlines()]
+    subprocess.run([_livetools(), "resident", "stop", "--root", str(corpus)], check=True)
+    served = sum(r["calls"] for r in calls if r["root"] == str(corpus.resolve()))
+    print(f"the resident answered {served} calls (warm-ups included)")
+
+
+def run_cases(
+    args: argparse.Namespace,
+    cases: list[tuple[str, str, int, float | None]],
+    binary: str,
+    corpus: Path,
+    sink: Path,
+    language: str,
+) -> None:
+    for label, pattern, limit, target in cases:
+        if args.only not in label:
+            continue
         cli_runs, our_runs, cli_n, our_n = [], [], 0, 0
-        for _ in range(args.runs if args.only in "warm" else 0):
-            t, cli_n = cli_time(binary, "isinstance($X, str)", corpus, sink)
+        if args.resident:  # untimed: the resident parses the trees and compiles the pattern
+            oneshot_time(pattern, limit, corpus, language)
+            CPU["ours"].clear()
+        for _ in range(args.runs):
+            t, cli_n = cli_time(binary, pattern, corpus, sink, language)
             cli_runs.append(t)
-            t, our_n = asyncio.run(ours_warm(corpus, "$F($$$ARGS)", "isinstance($X, str)"))
+            if args.oneshot:
+                t, our_n = oneshot_time(pattern, limit, corpus, language)
+            else:
+                t, our_n = asyncio.run(ours_cold(corpus, pattern, limit, language))
             our_runs.append(t)
-        if cli_runs:
-            report("warm `isinstance($X, str)`", cli_runs, our_runs, f"({cli_n} vs {our_n})", 0.1)
+        kind = ("resident " if args.resident else "one-shot ") if args.oneshot else ""
+        counts = f"({cli_n} vs {our_n})"
+        cli_cpu = statistics.median(CPU["cli"])  # before report() clears it
+        report(f"{kind}{label} `{pattern}`", cli_runs, our_runs, counts, target)
+        if args.floor:
+            cpu = statistics.median(floor_cpu(corpus, pattern, language) for _ in cli_runs)
+            cores = os.cpu_count() or 1
+            cli_wall = statistics.median(cli_runs)
+            print(
+                f"{'':34} floor (parse + root-kind query): CPU {cpu:6.2f} s = "
+                f"{cpu / cli_cpu:.2f}x the CLI's; over {cores} cores {cpu / cores:6.2f} s = "
+                f"{cpu / cores / cli_wall:.2f}x the CLI's wall"
+            )
+        if args.warm and not args.oneshot:
+            warm = [
+                asyncio.run(ours_warm(corpus, pattern, pattern, limit, language)) for _ in cli_runs
+            ]
+            w = statistics.median(t for t, _ in warm)
+            print(
+                f"{'':34} warm (repeated in the run): {w:7.2f} s   ratio "
+                f"{w / statistics.median(cli_runs):6.3f}x  ({warm[0][1]} matches)"
+            )
+    if language != "python" or args.oneshot:
+        return
+    cli_runs, our_runs, cli_n, our_n = [], [], 0, 0
+    for _ in range(args.runs if args.only in "warm" else 0):
+        t, cli_n = cli_time(binary, "isinstance($X, str)", corpus, sink)
+        cli_runs.append(t)
+        t, our_n = asyncio.run(ours_warm(corpus, "$F($$$ARGS)", "isinstance($X, str)"))
+        our_runs.append(t)
+    if cli_runs:
+        report("warm `isinstance($X, str)`", cli_runs, our_runs, f"({cli_n} vs {our_n})", 0.1)
 
 
 if __name__ == "__main__":

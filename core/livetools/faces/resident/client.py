@@ -1,6 +1,7 @@
 """The fast path of `livetools call`: read the command line cheaply, find the resident whose key
-matches, send it one JSON line and write back what it answers. Stdlib only (os, sys, json,
-socket, hashlib): the point is not to import the host, pluggy and pydantic.
+matches, send it one line and write back what it answers. Only C modules beyond what the
+interpreter loads at start-up (_socket, _json, _blake2, fcntl): `socket`, `json` and `hashlib`
+would add ~20 ms (enum, re, OpenSSL), and the host, pluggy and pydantic ~200 ms.
 
 Anything the resident cannot answer exactly as an in-process call would returns None, and the
 caller runs the call in-process as before: an option this parser does not know (argparse then
@@ -10,12 +11,11 @@ directory that is not safely ours."""
 
 from __future__ import annotations
 
-import contextlib
 import fcntl
-import json
 import os
-import socket
 import sys
+from _json import encode_basestring_ascii as quoted
+from _socket import AF_UNIX, SOCK_STREAM, socket
 
 from . import keys
 
@@ -94,10 +94,10 @@ def call_key(call: dict[str, Any]) -> str | None:
     return keys.run_key(call["root"], call["surface"], options)
 
 
-def connect(path: str, lock: str) -> socket.socket | None:
+def connect(path: str, lock: str) -> socket | None:
     """A connected socket, or None; a socket file nobody listens on, whose lock is free (its
     resident is dead), is removed."""
-    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    sock = socket(AF_UNIX, SOCK_STREAM)
     sock.settimeout(CONNECT_TIMEOUT)
     try:
         sock.connect(path)
@@ -123,8 +123,10 @@ def remove_if_stale(path: str, lock: str) -> bool:
     try:
         if fd is not None:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        with contextlib.suppress(FileNotFoundError):
+        try:  # noqa: SIM105 - contextlib is not loaded on the fast path
             os.unlink(path)
+        except FileNotFoundError:
+            pass
         return True
     except OSError:
         return False  # held: the resident lives
@@ -133,20 +135,38 @@ def remove_if_stale(path: str, lock: str) -> bool:
             os.close(fd)
 
 
-def request(sock: socket.socket, message: dict[str, Any], timeout: float | None) -> Any:
-    """Send one JSON line, read one back (None when the resident closed without a line)."""
-    sock.sendall(json.dumps(message).encode() + b"\n")
-    sock.settimeout(timeout)
-    chunks: list[bytes] = []
-    while True:
-        chunk = sock.recv(1 << 16)
+def _read_line(sock: socket) -> tuple[bytes, bytes] | None:
+    """(the first line, what came after it), or None if the resident closed first."""
+    data = b""
+    while b"\n" not in data:
+        chunk = sock.recv(1 << 20)
         if not chunk:
             return None
-        if chunk.endswith(b"\n"):
-            chunks.append(chunk)
-            break
+        data += chunk
+    line, _, rest = data.partition(b"\n")
+    return line, rest
+
+
+def _read_exactly(sock: socket, rest: bytes, size: int) -> bytes | None:
+    chunks, got = [rest], len(rest)
+    while got < size:
+        chunk = sock.recv(min(1 << 20, size - got))
+        if not chunk:
+            return None
         chunks.append(chunk)
-    return json.loads(b"".join(chunks))
+        got += len(chunk)
+    return b"".join(chunks)
+
+
+def request(sock: socket, message: dict[str, Any], timeout: float | None) -> Any:
+    """Send one JSON line, read one back (None when the resident closed without a line); for
+    `resident list/stop` and tests, where json may be imported."""
+    import json
+
+    sock.sendall(json.dumps(message).encode() + b"\n")
+    sock.settimeout(timeout)
+    got = _read_line(sock)
+    return None if got is None else json.loads(got[0])
 
 
 def ask(path: str, lock: str, message: dict[str, Any], timeout: float | None = 10.0) -> Any:
@@ -154,11 +174,43 @@ def ask(path: str, lock: str, message: dict[str, Any], timeout: float | None = 1
     sock = connect(path, lock)
     if sock is None:
         return None
-    with sock:
-        try:
-            return request(sock, message, timeout)
-        except (OSError, ValueError):
-            return None
+    try:
+        return request(sock, message, timeout)
+    except (OSError, ValueError):
+        return None
+    finally:
+        sock.close()
+
+
+def call_line(key: str, call: dict[str, Any]) -> bytes:
+    """The request line of a call, spelled without importing json."""
+    raw = "null" if call["args"] is None else quoted(call["args"])
+    as_json = "true" if call["json"] else "false"
+    tool = quoted(call["tool"])
+    line = f'{{"op":"call","key":{quoted(key)},"tool":{tool},"args":{raw},"json":{as_json}}}\n'
+    return line.encode()
+
+
+def exchange(sock: socket, line: bytes) -> tuple[int, str, str] | str | None:
+    """Send a call; (code, stdout, stderr) from the answer `CODE OUT_BYTES ERR_BYTES\\n` and the
+    bytes; "fallback" when the resident refused before running anything; None if it closed."""
+    sock.sendall(line)
+    sock.settimeout(None)  # the resident bounds the call itself (its tools' timeouts)
+    got = _read_line(sock)
+    if got is None:
+        return None
+    head, rest = got
+    if head.startswith(b"{"):  # a JSON line: refused (wrong key, stopping) or an error
+        return "fallback" if b'"fallback": true' in head or b'"fallback":true' in head else None
+    code, out_size, err_size = (int(n) for n in head.split())
+    body = _read_exactly(sock, rest, out_size + err_size)
+    if body is None:
+        return None
+    text = body.decode("utf-8", "surrogatepass")
+    out, err = body[:out_size], body[out_size:]
+    if len(text) != len(body):  # not ASCII: split the bytes, then decode each part
+        return code, out.decode("utf-8", "surrogatepass"), err.decode("utf-8", "surrogatepass")
+    return code, text[:out_size], text[out_size:]
 
 
 def serve_call(argv: list[str]) -> int | None:
@@ -168,9 +220,11 @@ def serve_call(argv: list[str]) -> int | None:
     if call is None or os.environ.get(keys.DISABLE_ENV) == "0":
         return None
     if call["tool"] == "ask_user" and not os.environ.get("LIVETOOLS_WORKER"):
-        with contextlib.suppress(ValueError, OSError):
+        try:
             if sys.stdin.isatty():
                 return None  # in-process, it asks on this terminal
+        except (ValueError, OSError):
+            pass
     key = call_key(call)
     if key is None:
         return None
@@ -181,39 +235,43 @@ def serve_call(argv: list[str]) -> int | None:
     sock = connect(files["sock"], files["lock"])
     if sock is None:
         return None
-    message = {"op": "call", "key": key, "tool": call["tool"], "args": call["args"]}
-    message["json"] = call["json"]
-    with sock:
-        try:
-            answer = request(sock, message, None)  # the resident bounds the call itself
-        except (OSError, ValueError):
-            answer = None
-    if not isinstance(answer, dict) or "code" not in answer:
-        if isinstance(answer, dict) and answer.get("fallback"):
-            return None  # it refused before running anything (e.g. stopping): run it here
+    try:
+        answer = exchange(sock, call_line(key, call))
+    except (OSError, ValueError):
+        answer = None
+    finally:
+        sock.close()
+    if answer == "fallback":
+        return None  # nothing ran: run it here
+    if not isinstance(answer, tuple):
         sys.stderr.write("livetools: the resident run ended before answering this call\n")
         return 1
+    code, out, err = answer
     harden_stdio()
     try:
-        sys.stdout.write(answer["stdout"])
+        sys.stdout.write(out)
         sys.stdout.flush()
     except BrokenPipeError:
         return quiet_broken_pipe()
-    sys.stderr.write(answer["stderr"])
-    return int(answer["code"])
+    sys.stderr.write(err)
+    return code
 
 
 def harden_stdio() -> None:
     """As the in-process command does: output never fails to encode."""
     reconfigure = getattr(sys.stdout, "reconfigure", None)
     if reconfigure is not None:
-        with contextlib.suppress(ValueError, OSError):
+        try:  # noqa: SIM105
             reconfigure(errors="backslashreplace")
+        except (ValueError, OSError):
+            pass
 
 
 def quiet_broken_pipe() -> int:
     """The reader went away: point stdout at /dev/null so the final flush cannot complain."""
-    with contextlib.suppress(OSError, ValueError):
+    try:
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):
+        pass
     return 141

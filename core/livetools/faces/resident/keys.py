@@ -9,11 +9,15 @@ answer."""
 
 from __future__ import annotations
 
-import hashlib
-import json
 import os
 import stat
 import sys
+from _json import encode_basestring_ascii
+
+try:  # the C module itself: hashlib would load OpenSSL (the fast path counts milliseconds)
+    from _blake2 import blake2b
+except ImportError:  # pragma: no cover - an interpreter built without it
+    from hashlib import blake2b
 
 TYPE_CHECKING = False  # typing costs ~9 ms to import on the fast path
 if TYPE_CHECKING:
@@ -36,6 +40,10 @@ def parse_options(pairs: list[str]) -> dict[str, Any]:
     """`--option key=value` pairs as run options: the value is JSON when it parses (`60`,
     `false`, `{"eval": 5}`), else the string; a dotted key nests (`lsp.request_timeout=5`)."""
     options: dict[str, Any] = {}
+    if not pairs:
+        return options
+    import json  # only with --option: json imports re, which the fast path otherwise skips
+
     for pair in pairs:
         key, sep, raw = pair.partition("=")
         if not sep or not key.strip():
@@ -126,8 +134,23 @@ def run_key(root: str, surface: str | None, options: dict[str, Any]) -> str:
         installed(),
         sys.executable,
     ]
-    blob = json.dumps(identity, sort_keys=True, separators=(",", ":"), ensure_ascii=True)
-    return hashlib.sha256(blob.encode()).hexdigest()[:20]
+    return blake2b(canonical(identity).encode(), digest_size=10).hexdigest()
+
+
+def canonical(value: Any) -> str:
+    """One spelling of a JSON value (keys sorted), without importing json."""
+    if isinstance(value, str):
+        return encode_basestring_ascii(value)
+    if value is None or isinstance(value, bool):
+        return {None: "null", True: "true", False: "false"}[value]
+    if isinstance(value, int | float):
+        return repr(value)
+    if isinstance(value, dict):
+        items = sorted(((str(k), v) for k, v in value.items()), key=lambda kv: kv[0])
+        return "{" + ",".join(f"{canonical(k)}:{canonical(v)}" for k, v in items) + "}"
+    if isinstance(value, list | tuple):
+        return "[" + ",".join(canonical(v) for v in value) + "]"
+    return encode_basestring_ascii(repr(value))
 
 
 def state_dir(create: bool = False) -> str:

@@ -7,8 +7,10 @@ SPEC_JSON`, in its own session (a closing terminal does not end it), stdio to it
 lock file is held for its whole life: whoever can take it knows the resident is gone.
 
 Protocol: one JSON line in, one JSON line out, then the connection closes. Requests:
-`{"op": "call", "key", "tool", "args": ARGS_JSON or null, "json": bool}` answers
-`{"stdout", "stderr", "code"}` (what the in-process `call` would print and exit with);
+`{"op": "call", "key", "tool", "args": ARGS_JSON or null, "json": bool}` answers the line
+`CODE OUT_BYTES ERR_BYTES` and then that many bytes of UTF-8 stdout and stderr: what the
+in-process `call` would print and exit with, raw (no second JSON escaping of a large answer, and
+the client needs no json module);
 `{"op": "ping"}`, `{"op": "info"}`, `{"op": "stop"}`. Anything else, a line over MAX_REQUEST,
 or a peer of another uid gets `{"error": ...}`; `{"fallback": true, ...}` tells a client to run
 the call itself (wrong key, or stopping)."""
@@ -84,7 +86,12 @@ class Resident:
             self.handlers.add(task)
         try:
             answer = await self.answer(reader, writer)
-            writer.write(json_line(answer).encode() + b"\n")
+            if "code" in answer:  # the output raw after a plain line: the client needs no json
+                out = answer["stdout"].encode("utf-8", "surrogatepass")
+                err = answer["stderr"].encode("utf-8", "surrogatepass")
+                writer.write(b"%d %d %d\n" % (answer["code"], len(out), len(err)) + out + err)
+            else:
+                writer.write(json_line(answer).encode() + b"\n")
             async with asyncio.timeout(WRITE_TIMEOUT):
                 await writer.drain()
         except (OSError, TimeoutError):
