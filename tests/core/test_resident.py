@@ -223,6 +223,10 @@ def test_idle_ttl_exits_and_leaves_no_process_not_even_a_language_server(tmp_pat
         assert out.returncode == 0, out.stdout.decode() + out.stderr.decode()
         below = descendants(pid)
         assert below, "the language server should run below the resident"
+        again = e.run(
+            "call", "lsp", args, "--root", str(tmp_path), "--option", 'lsp.prefer=["pylsp"]'
+        )
+        assert again.stdout == out.stdout and descendants(pid) == below  # the same server, warm
         assert poll(lambda: not alive(pid)), "the resident outlived its idle TTL"
         assert_gone(below, within=15)
         assert not list(e.state.glob("*.sock"))

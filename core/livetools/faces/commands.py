@@ -312,7 +312,11 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--format", choices=["text", *FORMATS], default="text")
     p.add_argument("--serve", action="store_true", help="the tools serve offers (see below)")
 
-    p = command("call", "one tool call in a fresh run", f"{CALL_HELP}\n\n{SURFACES}\n\n{OPTIONS}")
+    p = command(
+        "call",
+        "one tool call in a fresh run (or in a matching resident run: see `resident`)",
+        f"{CALL_HELP}\n\n{SURFACES}\n\n{OPTIONS}",
+    )
     p.add_argument("tool")
     p.add_argument("args", nargs="?", metavar="ARGS_JSON")
     common(p)

@@ -26,6 +26,7 @@ import signal
 import socket
 import struct
 import sys
+import threading
 import time
 from typing import Any
 
@@ -219,6 +220,11 @@ async def serve(spec: dict[str, Any], files: dict[str, str]) -> int:
     await resident.stopping.wait()
     started = time.monotonic()
     log(f"stopping: {resident.stop_reason}")
+    # The last resort: whatever hangs below (a resource whose close ignores its bound), the
+    # process is gone soon after the bound; the run's children die with it.
+    last_resort = threading.Timer(STOP_BOUND + 5, os._exit, (3,))
+    last_resort.daemon = True
+    last_resort.start()
     server.close()  # no new connections; clients that find no socket run in-process
     with contextlib.suppress(FileNotFoundError):
         os.unlink(files["sock"])
