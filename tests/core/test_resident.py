@@ -134,6 +134,8 @@ def test_start_list_stop(env: Env, tree: Path) -> None:
     again = env.run("resident", "start", "--root", str(tree))
     assert again.returncode == 0 and b"already serves" in again.stdout
     assert [r["pid"] for r in env.residents()] == [pid]
+    os.kill(pid, signal.SIGHUP)  # its terminal closing is no reason to stop
+    assert [r["pid"] for r in env.residents()] == [pid]
     mode = stat.S_IMODE(env.state.stat().st_mode)
     [sock] = env.state.glob("*.sock")
     assert mode == 0o700 and stat.S_IMODE(sock.stat().st_mode) == 0o600
