@@ -193,7 +193,8 @@ def call_line(key: str, call: dict[str, Any]) -> bytes:
 
 def exchange(sock: socket, line: bytes) -> tuple[int, str, str] | str | None:
     """Send a call; (code, stdout, stderr) from the answer `CODE OUT_BYTES ERR_BYTES\\n` and the
-    bytes; "fallback" when the resident refused before running anything; None if it closed."""
+    bytes; "fallback" when the resident refused before running anything, else its error's
+    text; None if it closed without an answer."""
     sock.sendall(line)
     sock.settimeout(None)  # the resident bounds the call itself (its tools' timeouts)
     got = _read_line(sock)
@@ -201,7 +202,10 @@ def exchange(sock: socket, line: bytes) -> tuple[int, str, str] | str | None:
         return None
     head, rest = got
     if head.startswith(b"{"):  # a JSON line: refused (wrong key, stopping) or an error
-        return "fallback" if b'"fallback": true' in head or b'"fallback":true' in head else None
+        import json  # the rare path
+
+        answer = json.loads(head)
+        return "fallback" if answer.get("fallback") is True else str(answer.get("error"))
     code, out_size, err_size = (int(n) for n in head.split())
     body = _read_exactly(sock, rest, out_size + err_size)
     if body is None:
@@ -243,7 +247,10 @@ def serve_call(argv: list[str]) -> int | None:
         sock.close()
     if answer == "fallback":
         return None  # nothing ran: run it here
-    if not isinstance(answer, tuple):
+    if isinstance(answer, str):
+        sys.stderr.write(f"livetools: resident run: {answer}\n")
+        return 1
+    if answer is None:
         sys.stderr.write("livetools: the resident run ended before answering this call\n")
         return 1
     code, out, err = answer

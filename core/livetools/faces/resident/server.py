@@ -86,7 +86,13 @@ class Resident:
         if task is not None:
             self.handlers.add(task)
         try:
-            answer = await self.answer(reader, writer)
+            try:
+                answer = await self.answer(reader, writer)
+            except (OSError, TimeoutError):
+                raise
+            except Exception as exc:  # a bug: the client hears of it, the resident goes on
+                log(f"internal error: {exc!r}")
+                answer = {"error": f"internal error of the resident: {exc!r}"}
             if "code" in answer:  # the output raw after a plain line: the client needs no json
                 out = answer["stdout"].encode("utf-8", "surrogatepass")
                 err = answer["stderr"].encode("utf-8", "surrogatepass")
