@@ -269,12 +269,15 @@ def test_a_stale_socket_is_removed_and_the_call_runs_in_process(env: Env, tree: 
 
 
 def test_concurrent_calls_and_a_client_killed_mid_call(env: Env, tree: Path) -> None:
-    env.start(tree)
-    root = ("--root", str(tree))
-    doomed = subprocess.Popen([*CLI, "call", "nap", '{"seconds": 1.5}', *root], env=env.env)
+    long_naps = ("--option", "call_timeouts.nap=60")  # testkit's nap times out after 2 s
+    env.start(tree, *long_naps)
+    root = ("--root", str(tree), *long_naps)
+    doomed = subprocess.Popen([*CLI, "call", "nap", '{"seconds": 50}', *root], env=env.env)
     assert poll(lambda: any(r["running"] for r in env.residents()))
     doomed.kill()
     doomed.wait(WAIT)
+    # its call is cancelled, as Ctrl-C would end it in-process
+    assert poll(lambda: not any(r["running"] for r in env.residents()), within=20)
     procs = [
         subprocess.Popen(
             [*CLI, "call", "nap", '{"seconds": 1}', *root, "--json"],

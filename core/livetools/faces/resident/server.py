@@ -139,9 +139,11 @@ class Resident:
             return {"fallback": True, "error": "not this resident's key"}
         if self.stopping.is_set():
             return {"fallback": True, "error": "stopping"}
-        return await self.call(request)
+        return await self.call(request, reader)
 
-    async def call(self, request: dict[str, Any]) -> dict[str, Any]:
+    async def call(
+        self, request: dict[str, Any], reader: asyncio.StreamReader | None = None
+    ) -> dict[str, Any]:
         tool, raw, as_json = request.get("tool"), request.get("args"), request.get("json")
         if not isinstance(tool, str) or not isinstance(raw, str | None):
             return {"error": "a call needs a tool name and ARGS_JSON as a string or null"}
@@ -153,6 +155,8 @@ class Resident:
         task = asyncio.ensure_future(self.run.call(tool, call_args, surface=self.surface))
         self.active.add(task)
         try:
+            if reader is not None and await client_left(reader, task):
+                task.cancel()  # as Ctrl-C would end an in-process call: nobody reads it now
             await asyncio.wait({task})
         finally:
             self.active.discard(task)
@@ -171,6 +175,21 @@ class Resident:
             with contextlib.suppress(TimeoutError):
                 async with asyncio.timeout(tick):
                     await self.stopping.wait()
+
+
+async def client_left(reader: asyncio.StreamReader, task: asyncio.Task[Result]) -> bool:
+    """Wait for the call; True if the client closed its end first (killed, interrupted)."""
+    while not task.done():
+        eof = asyncio.ensure_future(reader.read(1 << 16))
+        try:
+            await asyncio.wait({task, eof}, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            if not eof.done():
+                eof.cancel()
+        finished = eof.done() and not eof.cancelled()
+        if finished and (eof.exception() is not None or eof.result() == b""):
+            return not task.done()  # (stray bytes after the request are ignored)
+    return False
 
 
 async def discard_line(reader: asyncio.StreamReader) -> None:
