@@ -371,3 +371,19 @@ def test_on_rxjs_the_resident_answers_as_the_in_process_call() -> None:
             )
     finally:
         e.close()
+
+
+def test_start_prunes_what_long_gone_residents_left(env: Env, tree: Path) -> None:
+    env.state.mkdir(mode=0o700)
+    old, recent = env.state / "0123456789abcdef0123", env.state / "fedcba98765432100123"
+    for base in (old, recent):
+        for ext in ("lock", "log"):
+            Path(f"{base}.{ext}").write_text("")
+    two_days_ago = time.time() - 2 * 24 * 3600
+    for ext in ("lock", "log"):
+        os.utime(f"{old}.{ext}", (two_days_ago, two_days_ago))
+    env.start(tree)
+    left = {p.name for p in env.state.iterdir()}
+    assert "0123456789abcdef0123.log" not in left and "0123456789abcdef0123.lock" not in left
+    assert {"fedcba98765432100123.log", "fedcba98765432100123.lock"} <= left
+    assert len([n for n in left if n.endswith(".sock")]) == 1

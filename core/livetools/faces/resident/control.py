@@ -80,13 +80,35 @@ def wait_until(predicate: Callable[[], bool], timeout: float) -> bool:
     return True
 
 
+PRUNE_AGE = 24 * 3600.0  # a stopped resident's lock and log are kept this long (for its log)
+
+
+def prune(directory: str) -> None:
+    """Remove the lock and log of residents long gone (every key, e.g. each temporary root,
+    leaves its pair behind)."""
+    now = time.time()
+    for lock in glob.glob(os.path.join(directory, "*.lock")):
+        files = keys.paths(directory, os.path.basename(lock)[: -len(".lock")])
+        try:
+            old = now - os.stat(files["log"]).st_mtime > PRUNE_AGE
+        except OSError:
+            old = now - os.stat(lock).st_mtime > PRUNE_AGE
+        if old and not os.path.exists(files["sock"]) and lock_free(lock):
+            for path in (files["log"], lock):
+                with contextlib.suppress(OSError):
+                    os.unlink(path)
+
+
 def start(root: str, surface: str | None, options: dict[str, Any], ttl: float) -> int:
     if options.get("approve") == "ask":
         raise UsageError("a resident cannot ask a human: --approve allow or deny")
     if ttl <= 0:
         raise UsageError("--idle-ttl must be positive")
     key = keys.run_key(root, surface, options)
-    files = keys.paths(_state_dir(), key)
+    directory = _state_dir()
+    with contextlib.suppress(OSError):
+        prune(directory)
+    files = keys.paths(directory, key)
     if len(files["sock"].encode()) > 107:
         raise UsageError(f"socket path too long for a Unix socket: {files['sock']}")
     shown = f"{os.path.realpath(root)} (surface {keys.effective_surface(surface) or 'default'})"
