@@ -9,7 +9,8 @@ of every route, then
   harness's verifier comes with an authorization server (`--auth-issuer`).
 
 The MCP endpoints are the SDK's session manager of each run, so both protocol eras are served
-on the same URL."""
+on the same URL; a plain 2026-era tools/call is answered by `direct` first, without the SDK's
+per-request objects, and everything else reaches the SDK with its body replayed."""
 
 from __future__ import annotations
 
