@@ -24,7 +24,7 @@ import pytest
 
 from livetools.faces.resident import keys
 from tests.corpus import corpus_project
-from tests.support import alive, assert_gone, plugin_env, require_binary
+from tests.support import alive, assert_gone, descendants, plugin_env, require_binary
 
 CLI = [sys.executable, "-m", "livetools.faces.cli"]
 WAIT = 60.0  # generous: a loaded 2-core machine
@@ -93,25 +93,6 @@ def same_as_in_process(e: Env, *args: str) -> subprocess.CompletedProcess:
         oracle.returncode,
     )
     return served
-
-
-def descendants(pid: int) -> set[int]:
-    """Every process below `pid` (children re-parented elsewhere are not followed)."""
-    children: dict[int, list[int]] = {}
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            fields = Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[1].split()
-        except (OSError, IndexError):
-            continue
-        children.setdefault(int(fields[1]), []).append(int(entry))
-    found, todo = set(), [pid]
-    while todo:
-        for child in children.get(todo.pop(), []):
-            found.add(child)
-            todo.append(child)
-    return found
 
 
 def poll(predicate: Callable[[], bool], within: float = WAIT) -> bool:
@@ -223,12 +204,15 @@ def test_idle_ttl_exits_and_leaves_no_process_not_even_a_language_server(tmp_pat
             "call", "lsp", args, "--root", str(tmp_path), "--option", 'lsp.prefer=["pylsp"]'
         )
         assert out.returncode == 0, out.stdout.decode() + out.stderr.decode()
-        below = descendants(pid)
+        below = set(descendants(pid))
         assert below, "the language server should run below the resident"
         again = e.run(
             "call", "lsp", args, "--root", str(tmp_path), "--option", 'lsp.prefer=["pylsp"]'
         )
-        assert again.stdout == out.stdout and descendants(pid) == below  # the same server, warm
+        # the same server, warm
+        assert (
+            again.stdout == out.stdout and set(descendants(pid)) == below
+        )  # the same server, warm
         assert poll(lambda: not alive(pid)), "the resident outlived its idle TTL"
         assert_gone(below, within=15)
         assert not list(e.state.glob("*.sock"))

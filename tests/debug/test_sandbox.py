@@ -24,7 +24,7 @@ from livetools.sandbox import spawn
 from livetools.wire import free_port
 from livetools_debug.adapters import Adapter
 from tests.sandboxes import bwrap_sandbox, require_bwrap, sandboxed_session
-from tests.support import assert_gone
+from tests.support import assert_gone, descendants
 
 from .conftest import (
     build_c,
@@ -399,25 +399,6 @@ async def test_attach_to_a_debugpy_listening_inside_with_the_host_network(
         assert session_members(server.pid) == []
 
 
-def _descendants(pid: int) -> list[int]:
-    children: dict[int, list[int]] = {}
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            stat = Path(f"/proc/{entry}/stat").read_text()
-        except OSError:
-            continue
-        ppid = int(stat.rpartition(")")[2].split()[1])
-        children.setdefault(ppid, []).append(int(entry))
-    found, todo = [], [pid]
-    while todo:
-        for child in children.get(todo.pop(), []):
-            found.append(child)
-            todo.append(child)
-    return found
-
-
 def _readline(stream: IO[str], within: float) -> str:
     """One line from the host, or fail after `within` seconds (never a hung test)."""
     ready, _, _ = select.select([stream], [], [], within)
@@ -449,7 +430,7 @@ def test_sigkilled_host_leaves_no_debugpy_in_bwrap(tmp_path: Path) -> None:
             **reply["data"]["stop"]["frame"],
             "line": call_line,
         }
-        left = _descendants(host.pid)
+        left = descendants(host.pid)
         assert any("/workspace/prog.py" in c for c in _cmdlines(left)), _cmdlines(left)
     finally:
         host.kill()
