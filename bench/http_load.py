@@ -34,8 +34,8 @@ The run alone's p99 is the baseline of every ratio, so it gets enough samples to
 ALONE_ROUNDS (default 300, at least ROUNDS) calls of each kind, its p99 then the 4th largest.
 With 40 or 100 samples (the bench before 2026-12) the "p99" was their maximum, set by one stall
 of the machine: 15-28 ms against p50s of 5-11 ms, which flattered the ratios to 0.5-0.8x. The
-run alone thinks 0.25 s instead of 1.5 s to fit 1,200 calls in ~5 minutes; shorter pauses leave
-caches warmer, so if anything its tail is lower and the ratios harsher.
+run alone thinks 0.25 s instead of 1.5 s to fit 1,200 calls in ~5 minutes. Even so its p99 moved
+between 8 and 23 ms from one quiet run to the next: judge ratios by several runs.
 """
 
 from __future__ import annotations
