@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import logging
 import os
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -29,8 +28,6 @@ from starlette.types import Message, Receive, Scope, Send
 
 if TYPE_CHECKING:
     from .face import HttpFace
-
-log = logging.getLogger("livetools.serve.http")
 
 PING_INTERVAL = 15.0  # the SDK's deferral window and ping period (_SSE_PING_INTERVAL)
 PARAM_KEYS = frozenset({"name", "arguments", "_meta"})
