@@ -57,12 +57,13 @@ import tempfile
 import threading
 import time
 from collections import defaultdict
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import httpx2
+from lean_client import LeanClient
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
@@ -227,19 +228,46 @@ class Phase:
     stats: Stats = field(default_factory=Stats)
 
 
-async def timed_call(client: Client, tool: str, stats: Stats) -> None:
+class SdkClient:
+    """The `mcp` SDK's client, answering as LeanClient does: (failed, why)."""
+
+    def __init__(self, client: Client) -> None:
+        self.client = client
+
+    async def call_tool(self, name: str, arguments: dict[str, Any]) -> tuple[bool, str]:
+        result = await self.client.call_tool(name, arguments)
+        return result.is_error, str(result.content[:1])[:200]
+
+
+Caller = SdkClient | LeanClient
+
+
+async def timed_call(client: Caller, tool: str, stats: Stats) -> None:
     name, args = CALLS[tool]
     t0 = time.perf_counter()
     try:
-        result = await client.call_tool(name, args)
-        failed = result.is_error
-        why = str(result.content[:1])[:200]
+        failed, why = await client.call_tool(name, args)
     except Exception as exc:  # counted, not fatal
         failed, why = True, f"{type(exc).__name__}: {exc}"[:200]
     stats.times[tool].append(time.perf_counter() - t0)
     if failed:
         stats.errors[tool] += 1
         stats.first_error.setdefault(tool, why)
+
+
+@contextlib.asynccontextmanager
+async def open_client(url: str, token: str, era: str, lean: bool) -> AsyncIterator[Caller]:
+    if lean:
+        async with LeanClient(url, token, era) as client:
+            yield client
+        return
+    auth = {"Authorization": f"Bearer {token}"}
+    mode = "legacy" if era == "legacy" else "auto"
+    async with (
+        httpx2.AsyncClient(headers=auth, timeout=httpx2.Timeout(120)) as http,
+        Client(streamable_http_client(url, http_client=http), mode=mode) as client,
+    ):
+        yield SdkClient(client)
 
 
 async def run_client(
@@ -249,6 +277,7 @@ async def run_client(
     rounds: int,
     phases: list[Phase],
     era: str,
+    lean: bool,
     step: Step | None = None,
     sample: Callable[[], Sample] | None = None,
 ) -> None:
@@ -258,12 +287,7 @@ async def run_client(
         made = await admin.post("/runs", json={"root": "proj"})
         made.raise_for_status()
         run = made.json()
-        http = httpx2.AsyncClient(
-            headers={"Authorization": f"Bearer {run['token']}"}, timeout=httpx2.Timeout(120)
-        )
-        url = f"{base}{run['url']}"
-        mode = "legacy" if era == "legacy" else "auto"
-        async with http, Client(streamable_http_client(url, http_client=http), mode=mode) as client:
+        async with open_client(f"{base}{run['url']}", run["token"], era, lean) as client:
             for tool in tools:
                 await timed_call(client, tool, Stats())
             for phase in phases:
@@ -312,7 +336,16 @@ async def client_group(config: dict[str, Any]) -> None:
     async with admin:
         results = await asyncio.gather(
             *(
-                run_client(config["base"], admin, t, config["rounds"], phases, config["era"], step)
+                run_client(
+                    config["base"],
+                    admin,
+                    t,
+                    config["rounds"],
+                    phases,
+                    config["era"],
+                    config["lean"],
+                    step,
+                )
                 for t in plans
             ),
             return_exceptions=True,
@@ -345,6 +378,7 @@ async def coordinate(
             "rounds": opts.rounds,
             "phases": [(p.name, p.think) for p in phases],
             "era": opts.era,
+            "lean": opts.client == "lean",
         }
         groups.append(
             await asyncio.create_subprocess_exec(
@@ -422,8 +456,12 @@ def report(phase: Phase, alone: Stats | None) -> None:
         f"whole machine {(e.machine - b.machine) / wall:.2f} of {os.cpu_count()}; "
         f"load average {b.load} -> {e.load}"
     )
-    if alone is None:
-        return
+    if alone is not None:
+        compare(stats, alone)
+
+
+def compare(stats: Stats, alone: Stats) -> None:
+    """Per call kind: p50/p99 next to the run alone's, and the calls over 2x its p99."""
     print(
         f"  {'call':10} {'n':>5} {'errors':>6} {'alone n':>7} {'alone p50':>10} {'alone p99':>10} "
         f"{'p50':>10} {'p99':>10} {'p99/alone':>9}"
@@ -446,6 +484,40 @@ def report(phase: Phase, alone: Stats | None) -> None:
     print(f"  calls over 2x their alone p99: {slow} of {stats.calls()}")
 
 
+def save(path: str, opts: argparse.Namespace, phases: list[Phase], alone: dict[str, Phase]) -> None:
+    """Every call's time, by phase and kind, for `--pool` to judge several runs together."""
+    document: dict[str, Any] = {"era": opts.era, "client": opts.client, "phases": {}}
+    for p in phases:
+        if p.stats.end is not None:
+            document["phases"][p.name] = {
+                "times": p.stats.times,
+                "errors": p.stats.errors,
+                "alone": alone[p.name].stats.times,
+            }
+    Path(path).write_text(json.dumps(document))
+
+
+def pool(paths: list[str]) -> None:
+    """The calls of several saved runs as one sample each, loaded and alone: a p99 over 5 runs
+    rests on 5x the calls, and one run's stall of the machine moves it less."""
+    merged: dict[tuple[str, str, str], tuple[Stats, Stats, int]] = {}
+    for path in paths:
+        document = json.loads(Path(path).read_text())
+        for name, got in document["phases"].items():
+            key = (document["era"], document["client"], name)
+            stats, alone, runs = merged.get(key) or (Stats(), Stats(), 0)
+            for tool, times in got["times"].items():
+                stats.times[tool].extend(times)
+            for tool, n in got["errors"].items():
+                stats.errors[tool] += n
+            for tool, times in got["alone"].items():
+                alone.times[tool].extend(times)
+            merged[key] = (stats, alone, runs + 1)
+    for (era, client, name), (stats, alone, runs) in merged.items():
+        print(f"\n{name}, era {era}, client {client}: {runs} runs pooled")
+        compare(stats, alone)
+
+
 async def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--runs", type=int, default=50)
@@ -454,6 +526,8 @@ async def main() -> None:
     ap.add_argument("--rounds", type=int, default=10)
     ap.add_argument("--alone-rounds", type=int, default=300, help="the run alone's rounds")
     ap.add_argument("--clients", type=int, default=10, help="client processes of loaded phases")
+    ap.add_argument("--save", help="write every call's time to this JSON file")
+    ap.add_argument("--pool", nargs="+", help="report files --save wrote as one pooled sample")
     ap.add_argument("--group", help=argparse.SUPPRESS)  # a client process's config (JSON)
     ap.add_argument("--think", type=float, default=1.5, help="paced: mean s between calls")
     ap.add_argument(
@@ -461,9 +535,15 @@ async def main() -> None:
     )
     ap.add_argument("--phases", default="paced,closed", help="paced, closed or both")
     ap.add_argument("--era", choices=["modern", "legacy"], default="modern")
+    ap.add_argument(
+        "--client", choices=["sdk", "lean"], default="sdk", help="the mcp SDK's or lean_client's"
+    )
     opts = ap.parse_args()
     if opts.group:
         await client_group(json.loads(opts.group))
+        return
+    if opts.pool:
+        pool(opts.pool)
         return
     wanted = [p.strip() for p in opts.phases.split(",") if p.strip()]
     if not wanted or any(p not in ("paced", "closed") for p in wanted):
@@ -478,8 +558,8 @@ async def main() -> None:
     try:
         print(
             f"livetools serve --http load: {opts.runs} runs, {opts.eval} with eval, "
-            f"{opts.lsp} with lsp, {opts.rounds} rounds, era {opts.era}; CPUs: "
-            f"{os.cpu_count()}; load average {load_average()}"
+            f"{opts.lsp} with lsp, {opts.rounds} rounds, era {opts.era}, client {opts.client}; "
+            f"CPUs: {os.cpu_count()}; load average {load_average()}"
         )
 
         def sampler() -> Sample:
@@ -491,7 +571,8 @@ async def main() -> None:
         alone_phases = [alone[name] for name in wanted]
         every = ["ast_grep", "status", "eval", "lsp"]
         rounds = max(opts.alone_rounds, opts.rounds)
-        await run_client(base, admin, every, rounds, alone_phases, opts.era, None, sampler)
+        lean = opts.client == "lean"
+        await run_client(base, admin, every, rounds, alone_phases, opts.era, lean, None, sampler)
         for phase in alone_phases:
             report(phase, None)
         for run in (await admin.get("/runs")).json()["runs"]:
@@ -526,6 +607,8 @@ async def main() -> None:
         for phase in phases:
             if phase.stats.end is not None:
                 report(phase, alone[phase.name].stats)
+        if opts.save:
+            save(opts.save, opts, phases, alone)
 
         # The loaded runs are still open (their clients left without DELETE).
         live = (await admin.get("/runs")).json()["runs"]
