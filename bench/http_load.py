@@ -28,7 +28,11 @@ this client, and of the whole machine (other work shares it), with the load aver
 
     uv run python bench/http_load.py [--runs 50] [--eval 10] [--lsp 5] [--rounds 10]
         [--alone-rounds 300] [--alone-think 0.25] [--think 1.5] [--phases paced,closed]
-        [--era modern|legacy] [--clients 10]
+        [--era modern|legacy] [--clients 10] [--client sdk|lean] [--save FILE]
+    uv run python bench/http_load.py --pool FILE [FILE ...]
+
+`--client lean` (lean_client.py) sends the same requests without the SDK: its ~0.2-0.7 ms of
+CPU per call instead of ~3 ms leaves the shared cores to the server, as remote clients would.
 
 The run alone's p99 is the baseline of every ratio, so it gets enough samples to be one:
 ALONE_ROUNDS (default 300, at least ROUNDS) calls of each kind, its p99 then the 4th largest.
