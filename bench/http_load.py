@@ -71,6 +71,8 @@ from lean_client import LeanClient
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
+from livetools.procs.sessions import descendants
+
 SCRIPT = Path(__file__).resolve()
 REPO = SCRIPT.parent.parent
 PROJECT = REPO / "tests" / "fixtures" / "projects" / "lsp" / "py"
@@ -92,23 +94,6 @@ def rss_kib(pid: int) -> int:
     except OSError:
         pass
     return 0
-
-
-def descendants(pid: int) -> list[int]:
-    children: dict[int, list[int]] = defaultdict(list)
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                ppid = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
-            except (OSError, IndexError, ValueError):
-                continue
-            children[ppid].append(int(entry.name))
-    found, todo = [], [pid]
-    while todo:
-        for child in children.get(todo.pop(), []):
-            found.append(child)
-            todo.append(child)
-    return found
 
 
 def start_server(under: Path, token: str, max_runs: int) -> tuple[subprocess.Popen[str], str]:

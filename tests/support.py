@@ -59,26 +59,6 @@ def describe(pid: int) -> str:
     return f"{pid} ({process_state(pid)}): {cmd}"
 
 
-def descendants(pid: int) -> list[int]:
-    """Every process below `pid`, from one pass over /proc (children re-parented elsewhere are
-    not followed)."""
-    children: dict[int, list[int]] = {}
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            stat = Path(f"/proc/{entry}/stat").read_text()
-        except OSError:
-            continue
-        children.setdefault(int(stat.rpartition(")")[2].split()[1]), []).append(int(entry))
-    found, todo = [], [pid]
-    while todo:
-        for child in children.get(todo.pop(), []):
-            found.append(child)
-            todo.append(child)
-    return found
-
-
 def assert_gone(pids: Iterable[int], within: float = 5.0) -> None:
     """Wait up to `within` seconds for every pid to be dead; survivors are SIGKILLed (so a failing
     test does not leak them) and named in the failure."""

@@ -23,8 +23,9 @@ from pathlib import Path
 import pytest
 
 from livetools.faces.resident import keys
+from livetools.procs.sessions import descendants
 from tests.corpus import corpus_project
-from tests.support import alive, assert_gone, descendants, plugin_env, require_binary
+from tests.support import alive, assert_gone, plugin_env, require_binary
 
 CLI = [sys.executable, "-m", "livetools.faces.cli"]
 WAIT = 60.0  # generous: a loaded 2-core machine

@@ -20,11 +20,12 @@ import pytest
 
 from livetools.ports import Ports
 from livetools.procs import session_members
+from livetools.procs.sessions import descendants
 from livetools.sandbox import spawn
 from livetools.wire import free_port
 from livetools_debug.adapters import Adapter
 from tests.sandboxes import bwrap_sandbox, require_bwrap, sandboxed_session
-from tests.support import assert_gone, descendants
+from tests.support import assert_gone
 
 from .conftest import (
     build_c,

@@ -47,6 +47,23 @@ def session_members(sid: int) -> list[int]:
     return members
 
 
+def descendants(pid: int) -> list[int]:
+    """Every process below `pid`, from one pass over /proc (children re-parented elsewhere are
+    not followed): what tests and benches check is gone, or count the CPU of."""
+    children: dict[int, list[int]] = {}
+    if os.path.isdir(_PROC):
+        for entry in os.listdir(_PROC):
+            fields = stat_fields(entry) if entry.isdigit() else None
+            if fields and len(fields) > 1:
+                children.setdefault(int(fields[1]), []).append(int(entry))
+    found, todo = [], [pid]
+    while todo:
+        for child in children.get(todo.pop(), []):
+            found.append(child)
+            todo.append(child)
+    return found
+
+
 def signal_session(sid: int, sig: int = signal.SIGKILL) -> int:
     """Send `sig` to every live process of session `sid`; returns how many were signalled.
 
