@@ -86,10 +86,11 @@ CALLS: dict[str, tuple[str, dict[str, Any]]] = {
 }
 
 
-def rss_kib(pid: int) -> int:
+def rss_kib(pid: int, field: str = "VmRSS") -> int:
+    """`field`: VmRSS now, VmHWM the most the process has held."""
     try:
         for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-            if line.startswith("VmRSS:"):
+            if line.startswith(f"{field}:"):
                 return int(line.split()[1])
     except OSError:
         pass
@@ -165,6 +166,8 @@ class Sample:
     client: float
     machine: float
     load: str
+    rss: int  # the server's, KiB
+    peak: int
 
     @classmethod
     def take(cls, server_pid: int, clients: list[int] | None = None) -> Sample:
@@ -177,6 +180,8 @@ class Sample:
             usage.ru_utime + usage.ru_stime + sum(cpu_seconds(p) for p in clients or []),
             machine_busy(),
             load_average(),
+            rss_kib(server_pid),
+            rss_kib(server_pid, "VmHWM"),
         )
 
 
@@ -444,6 +449,10 @@ def report(phase: Phase, alone: Stats | None) -> None:
         f"{(e.children - b.children) / wall:.2f}, client {(e.client - b.client) / wall:.2f}, "
         f"whole machine {(e.machine - b.machine) / wall:.2f} of {os.cpu_count()}; "
         f"load average {b.load} -> {e.load}"
+    )
+    print(
+        f"  server RSS {b.rss / 1024:.1f} -> {e.rss / 1024:.1f} MiB "
+        f"(the most it has held: {e.peak / 1024:.1f} MiB)"
     )
     if alone is not None:
         compare(stats, alone)

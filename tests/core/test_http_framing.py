@@ -10,7 +10,7 @@ import httpx2
 import pytest
 from starlette.types import Message
 
-from livetools.faces.mcp.http.framing import JsonAnswers, answer_payload
+from livetools.faces.mcp.http.framing import JsonAnswers, answer_payload, one_body
 from tests.core.http_serving import WAIT, connect, http_client, serve_http, text_of
 
 SSE_START: Message = {
@@ -26,6 +26,9 @@ ANSWER = b'{"jsonrpc":"2.0","id":3,"result":{"content":[{"type":"text","text":"h
 NOTE = b'{"jsonrpc":"2.0","method":"notifications/progress","params":{"progress":1}}'
 ASK = b'{"jsonrpc":"2.0","id":0,"method":"elicitation/create","params":{}}'
 END: Message = {"type": "http.response.body", "body": b"", "more_body": False}
+
+
+SESSION = {b"mcp-session-id": b"abc"}
 
 
 def event(payload: bytes) -> bytes:
@@ -93,8 +96,48 @@ async def test_json_responses_and_unfinished_streams_pass_as_they_are() -> None:
 
 
 @pytest.mark.anyio
+@pytest.mark.parametrize(
+    ("headers", "body", "expected"),
+    [
+        (SESSION, b'{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"r"}}', True),
+        (SESSION, b'{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"w"}}', False),
+        ({}, b'{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"r"}}', False),
+        (SESSION, b'[{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"r"}}]', False),
+        (SESSION, b'{"jsonrpc":"2.0","method":"tools/call","params":{"name":"r"}}', False),
+        (SESSION, b'{"jsonrpc":"2.0","id":1,"method":"tools/list"}', False),
+        (SESSION, b'{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"r"', False),
+        (
+            SESSION,
+            b'{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"r", "x":9}}',
+            False,
+        ),
+    ],
+    ids=["read", "write", "initialize", "batch", "notification", "list", "broken", "oversize"],
+)
+async def test_one_body_only_for_a_lone_call_that_asks_nothing(
+    headers: dict[bytes, bytes], body: bytes, expected: bool
+) -> None:
+    """Whatever it decides, the SDK is handed the same body, in the same pieces."""
+    pieces = [body[:20], body[20:]]
+    sent = [
+        {"type": "http.request", "body": piece, "more_body": i == 0}
+        for i, piece in enumerate(pieces)
+    ]
+    queue = list(sent)
+
+    async def receive() -> Message:
+        return queue.pop(0)
+
+    replay, single = await one_body(headers, receive, 70, lambda name: name == "r")
+    assert single is expected
+    if headers:
+        assert [await replay() for _ in sent] == sent
+    else:
+        assert replay is receive and len(queue) == 2
+
+
 async def test_handshake_era_calls_answered_as_json_on_one_connection(tmp_path: Path) -> None:
-    with serve_http("--root", str(tmp_path)) as server:
+    with serve_http("--root", str(tmp_path), env={"LIVETOOLS_PLUGINS": "testkit"}) as server:
         url = f"{server.url}/mcp"
         accept = {"Accept": "application/json, text/event-stream"}
         async with http_client(**accept) as http:
@@ -118,16 +161,24 @@ async def test_handshake_era_calls_answered_as_json_on_one_connection(tmp_path: 
             }
             note = {"jsonrpc": "2.0", "method": "notifications/initialized"}
             assert (await http.post(url, json=note, headers=session)).status_code == 202
-            for n in range(2):
+            calls = [("echo", {"text": "hi 0"}), ("echo", {"text": "hi 1"})]
+            calls.append(("touch", {"path": "a.txt", "content": "x"}))  # write: may be asked
+            for n, (name, arguments) in enumerate(calls):
                 call = {
                     "jsonrpc": "2.0",
                     "id": 10 + n,
                     "method": "tools/call",
-                    "params": {"name": "echo", "arguments": {"text": f"hi {n}"}},
+                    "params": {"name": name, "arguments": arguments},
                 }
                 answer = await http.post(url, json=call, headers=session)
                 assert answer.headers["content-type"] == "application/json"
-                assert answer.json()["result"]["content"][0]["text"] == f"hi {n}"
+                assert answer.headers["mcp-session-id"] == session["mcp-session-id"]
+                content = answer.json()["result"]["content"][0]["text"]
+                assert content == (arguments.get("text") or "wrote a.txt")
+            # The read tool's calls were served in the SDK's JSON mode, the write tool's
+            # (which an approval could interrupt with a form) on the SSE path, then framed.
+            metrics = (await http.get(f"{server.url}/metrics")).text
+            assert "livetools_http_one_body_calls_total 2\n" in metrics
 
         # The mcp SDK's client closes an SSE response once the answer event is parsed, before
         # the stream's end: with SSE answers each call took a new connection.

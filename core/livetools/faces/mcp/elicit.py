@@ -244,7 +244,7 @@ class _SessionAsker:
     can_elicit: bool
 
     async def elicit(self, message: str, schema: dict[str, Any]) -> types.ElicitResult:
-        from mcp.shared.exceptions import MCPError
+        from mcp.shared.exceptions import MCPError, NoBackChannelError
         from mcp_types import CONNECTION_CLOSED
         from pydantic import ValidationError
 
@@ -254,6 +254,8 @@ class _SessionAsker:
             return await self.session.elicit_form(
                 message, schema, related_request_id=self.request_id
             )
+        except NoBackChannelError:  # answered as one JSON body (http/framing.py `one_body`)
+            raise QuestionPortDetached("this call's answer cannot carry a question") from None
         except MCPError as exc:
             if exc.code == CONNECTION_CLOSED:
                 raise QuestionPortDetached("the MCP client disconnected") from None

@@ -12,15 +12,16 @@ from __future__ import annotations
 import logging
 import weakref
 from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import anyio
 
 from ....run import Run
-from ....tiers import Surface
+from ....tiers import Surface, Tier
 from ..elicit import declares_form
 from ..server import McpFace, to_call_result
 from .direct import Direct
+from .framing import PerRequestJson
 
 if TYPE_CHECKING:
     import mcp_types as types
@@ -62,8 +63,15 @@ class HttpFace(McpFace):
             session_idle_timeout=session_idle_timeout,
             max_sessions=max_sessions,
             max_request_body_size=max_body,
+            json_response=cast(bool, PerRequestJson()),  # JSON for `one_body` POSTs (framing)
         )
         self.direct = Direct(self, max_body)
+
+    def asks_nothing(self, name: str) -> bool:
+        """Whether a call of `name` cannot send the client a request before its answer: not a
+        tool on the question port (ask_user), and read tier, which never needs an approval."""
+        tool = self.run.registry.get(name)
+        return tool is None or (tool.tier is Tier.READ and tool.resource != "ask")
 
     async def _observe(
         self,

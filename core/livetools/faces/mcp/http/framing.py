@@ -12,11 +12,32 @@ and the stream then ends, the client gets `application/json` with a Content-Leng
 write, which the era allows (the server picks JSON or SSE per response) and which clients read
 to the end. Anything else (a notification, a request to the client such as an elicitation,
 a keep-alive ping, an event id for resuming) commits the stream as SSE, unchanged; the SDK
-pings every 15 s, so headers are never held longer than the 2026 path holds them."""
+pings every 15 s, so headers are never held longer than the 2026 path holds them.
+
+That still leaves the SDK's SSE machinery running for every such call: a task group of two
+around an sse_starlette response with a task group of five (stream, pinger, shutdown watcher,
+the SDK's event sender, disconnect listener), and zero-buffer streams handing each event from
+task to task. Under 50 paced runs that per-call work on the one event loop was the
+2025-11-25 era's tail (p99 2.0-2.2x the run alone against ~1.0x without it). So a POST whose
+call cannot send the client anything before its answer (`one_body`: a tools/call of a tool
+that neither asks the human nor needs an approval) is served in the SDK's JSON-response mode,
+chosen per request: `PerRequestJson` stands in for the session manager's `json_response`
+flag and reads true only in the task serving such a POST. The SDK reads the flag there to pick
+its JSON branch and to stamp the request as having no back channel, so a question asked
+anyway fails as "no back channel" instead of being lost; its message router reads it in the
+session's own task and sees false, which is right for every other request."""
 
 from __future__ import annotations
 
-from starlette.types import Message, Send
+import contextvars
+import json
+from collections.abc import Callable
+
+from starlette.types import Message, Receive, Send
+
+from .direct import Replay
+
+ONE_BODY: contextvars.ContextVar[bool] = contextvars.ContextVar("one_body", default=False)
 
 EVENT_PREFIX = b"event: message\r\ndata: "
 EVENT_END = b"\r\n\r\n"
@@ -109,3 +130,40 @@ class JsonAnswers:
             await self._send(start)
         if chunk is not None:
             await self._send({"type": "http.response.body", "body": chunk, "more_body": True})
+
+
+class PerRequestJson:
+    """The session manager's `json_response`: true in the task serving a `one_body` POST."""
+
+    def __bool__(self) -> bool:
+        return ONE_BODY.get()
+
+
+async def one_body(
+    headers: dict[bytes, bytes], receive: Receive, limit: int, asks_nothing: Callable[[str], bool]
+) -> tuple[Receive, bool]:
+    """Read a handshake-era POST of an open session; whether it is one tools/call whose tool
+    `asks_nothing`. The body goes back to the SDK through the returned receive."""
+    if b"mcp-session-id" not in headers:
+        return receive, False  # an initialize (or a refusal the SDK words)
+    read: list[Message] = []
+    body = bytearray()
+    while True:
+        message = await receive()
+        read.append(message)
+        if message["type"] != "http.request":
+            return Replay(read, receive), False
+        body += message.get("body", b"")
+        if len(body) > limit:
+            return Replay(read, receive), False
+        if not message.get("more_body", False):
+            break
+    try:
+        decoded = json.loads(body)
+    except (ValueError, RecursionError):
+        decoded = None
+    params = decoded.get("params") if isinstance(decoded, dict) else None
+    name = params.get("name") if isinstance(params, dict) else None
+    single = isinstance(decoded, dict) and decoded.get("method") == "tools/call"
+    single = single and isinstance(name, str) and decoded.get("id") is not None
+    return Replay(read, receive), single and asks_nothing(str(name))

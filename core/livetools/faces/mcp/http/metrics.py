@@ -34,6 +34,7 @@ class Metrics:
         self.runs_open = 0
         self.tool_calls = 0
         self.direct_calls = 0  # 2026-era tools/calls answered without the SDK's dispatch
+        self.one_body_calls = 0  # 2025-11-25 tools/calls served in the SDK's JSON mode
         # MCP requests admitted to a run, by the MCP-Protocol-Version they carried: which era
         # the clients in the field speak ("none": a handshake's initialize, or an old client).
         self.protocols: defaultdict[str, int] = defaultdict(int)
@@ -89,4 +90,6 @@ class Metrics:
         out.append(f"livetools_http_tool_calls_total {self.tool_calls}")
         head("direct_calls_total", "counter", "tools/call requests answered on the direct path.")
         out.append(f"livetools_http_direct_calls_total {self.direct_calls}")
+        head("one_body_calls_total", "counter", "2025-11-25 tools/calls answered as one JSON body.")
+        out.append(f"livetools_http_one_body_calls_total {self.one_body_calls}")
         return "\n".join(out) + "\n"

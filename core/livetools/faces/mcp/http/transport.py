@@ -20,12 +20,13 @@ import time
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+import anyio
 from starlette.requests import Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.types import Message, Receive, Scope, Send
 
 from .cancel import DropWatch, cancel_dropped
-from .framing import JsonAnswers
+from .framing import ONE_BODY, JsonAnswers, one_body
 from .metrics import Metrics
 from .runs import SINGLE_ID, RunRefused, Runs, RunSlot
 from .security import (
@@ -216,9 +217,18 @@ class App:
                 await self._through_sdk(slot, scope, rest, send)
 
     async def _through_sdk(self, slot: RunSlot, scope: Scope, receive: Receive, send: Send) -> None:
+        handshake = _handshake_post(scope)
+        single, connection = False, receive
+        if handshake:
+            headers = dict(scope.get("headers") or ())
+            limit, asks_nothing = slot.face.direct.max_body, slot.face.asks_nothing
+            receive, single = await one_body(headers, receive, limit, asks_nothing)
         watch = DropWatch(scope, receive, send)
+        if single:
+            await self._one_body(slot, scope, watch, connection)
+            return
         # A handshake-era POST answered by one event goes out as JSON (see framing).
-        answers = JsonAnswers(watch.send) if _handshake_post(scope) else None
+        answers = JsonAnswers(watch.send) if handshake else None
         try:
             await slot.face.manager.handle_request(
                 scope, watch.receive, watch.send if answers is None else answers.send
@@ -227,6 +237,31 @@ class App:
                 await answers.flush()
         finally:
             await cancel_dropped(slot.face.manager.handle_request, watch)
+
+    async def _one_body(
+        self, slot: RunSlot, scope: Scope, watch: DropWatch, connection: Receive
+    ) -> None:
+        """A `one_body` POST in the SDK's JSON mode. That mode waits for the answer without
+        listening to the connection, so a watcher does (on `connection`, whose body was read
+        already: the SDK gets it replayed): a client gone before the answer gets its call
+        cancelled, as on the SSE path."""
+        handle = slot.face.manager.handle_request
+        self.metrics.one_body_calls += 1
+
+        async def watch_drop() -> None:
+            while (await connection()).get("type") != "http.disconnect":
+                pass
+            if not watch.finished:
+                await cancel_dropped(handle, watch)
+
+        async with anyio.create_task_group() as tasks:
+            tasks.start_soon(watch_drop)  # before the flag: its own requests are ordinary
+            flag = ONE_BODY.set(True)
+            try:
+                await handle(scope, watch.receive, watch.send)
+            finally:
+                ONE_BODY.reset(flag)
+                tasks.cancel_scope.cancel()
 
     # -- tokens and OAuth metadata ----------------------------------------------------------
 
