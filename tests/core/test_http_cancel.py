@@ -61,6 +61,18 @@ def call_headers(era: str, url: str, tool: str) -> dict[str, str]:
     }
 
 
+async def check_path(era: str, base: str) -> None:
+    """The dropped call took the path the era's plain calls take: the 2026 era's direct one,
+    or the SDK's JSON-response mode in 2025-11-25 (its client asks nothing: no elicitation)."""
+    counter = "one_body" if era == "handshake" else "direct"
+    line = f"livetools_http_{counter}_calls_total 1\n"  # (direct counts once it has answered)
+    deadline = time.monotonic() + WAIT
+    async with httpx2.AsyncClient(timeout=WAIT) as http:
+        while line not in (metrics := (await http.get(f"{base}/metrics")).text):
+            assert time.monotonic() < deadline, metrics
+            await anyio.sleep(0.05)
+
+
 @pytest.mark.anyio
 @pytest.mark.parametrize("era", ["handshake", "modern"])
 async def test_dropped_stream_interrupts_eval(era: str, tmp_path: Path) -> None:
@@ -85,6 +97,7 @@ async def test_dropped_stream_interrupts_eval(era: str, tmp_path: Path) -> None:
                 await anyio.sleep(0.1)
             dropped = time.monotonic()
             tg.cancel_scope.cancel()
+        await check_path(era, server.url)
         async with connect(era, url) as conn:
             out = await conn.call(
                 "eval", {"code": "6 * 7", "description": "multiply two numbers after the drop"}
@@ -181,6 +194,7 @@ async def test_dropped_stream_stops_an_ast_grep_search(era: str, tmp_path: Path)
         print(f"{era}: {after_drop:.2f} s of CPU after the drop")
         # A dropped search stops at its next batch; the rest of it is over 10 s of CPU.
         assert after_drop < SEARCH_CPU / 3, f"the search went on: {after_drop:.1f} s of CPU"
+        await check_path(era, server.url)
         async with connect(era, url) as conn:
             out = await conn.call("ast_grep", {"pattern": "def f1($$$A): $$$B", "path": "m0.py"})
         assert not out.is_error, text_of(out)
@@ -233,6 +247,7 @@ async def test_dropped_stream_cancels_an_lsp_request(era: str, tmp_path: Path) -
                 assert time.monotonic() < deadline, f"no language server\n{server.log}"
                 await anyio.sleep(0.02)
             tg.cancel_scope.cancel()
+        await check_path(era, server.url)
         async with connect(era, url) as conn:
             out = await conn.call("lsp", REFERENCES)
         assert not out.is_error, text_of(out)

@@ -71,7 +71,7 @@ def _tracing() -> bool:
     return not isinstance(provider, trace.ProxyTracerProvider | trace.NoOpTracerProvider)
 
 
-def _accepts(value: str) -> bool:
+def accepts_both(value: str) -> bool:
     """Both JSON and SSE acceptable (the SDK's SSE mode refuses anything else with 406)."""
     types = {part.split(";")[0].strip().lower() for part in value.split(",")}
     if "*/*" in types:
@@ -106,7 +106,7 @@ class Direct:
             return None
         if not headers.get("content-type", "").lower().startswith("application/json"):
             return None
-        if not _accepts(headers.get("accept", "")):
+        if not accepts_both(headers.get("accept", "")):
             return None
         return headers
 

@@ -68,10 +68,16 @@ class HttpFace(McpFace):
         self.direct = Direct(self, max_body)
 
     def asks_nothing(self, name: str) -> bool:
-        """Whether a call of `name` cannot send the client a request before its answer: not a
-        tool on the question port (ask_user), and read tier, which never needs an approval."""
+        """Whether a call of `name` cannot send the client a request before its answer. The
+        client is asked through the question port (ask_user, or a tool that calls other tools,
+        like eval's bridge, when the port is there) or for an approval."""
         tool = self.run.registry.get(name)
-        return tool is None or (tool.tier is Tier.READ and tool.resource != "ask")
+        if tool is None:
+            return True  # the SDK's error answer
+        if tool.resource == "ask" or self.run.approval.needed(tool):
+            return False
+        # Read tools that call others (vibe's workers) never reach ask_user.
+        return tool.tier is Tier.READ or self.run.ports.question is None
 
     async def _observe(
         self,

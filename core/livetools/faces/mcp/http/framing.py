@@ -35,7 +35,7 @@ from collections.abc import Callable
 
 from starlette.types import Message, Receive, Send
 
-from .direct import Replay
+from .direct import Replay, accepts_both
 
 ONE_BODY: contextvars.ContextVar[bool] = contextvars.ContextVar("one_body", default=False)
 
@@ -146,6 +146,8 @@ async def one_body(
     `asks_nothing`. The body goes back to the SDK through the returned receive."""
     if b"mcp-session-id" not in headers:
         return receive, False  # an initialize (or a refusal the SDK words)
+    if not accepts_both(headers.get(b"accept", b"").decode("latin-1")):
+        return receive, False  # the SDK's SSE mode refuses it (406); so would this one
     read: list[Message] = []
     body = bytearray()
     while True:
@@ -158,12 +160,15 @@ async def one_body(
             return Replay(read, receive), False
         if not message.get("more_body", False):
             break
+    replay = Replay(read, receive)
     try:
         decoded = json.loads(body)
     except (ValueError, RecursionError):
-        decoded = None
-    params = decoded.get("params") if isinstance(decoded, dict) else None
+        return replay, False
+    if not isinstance(decoded, dict) or decoded.get("method") != "tools/call":
+        return replay, False  # a batch, a notification, another method
+    params = decoded.get("params")
     name = params.get("name") if isinstance(params, dict) else None
-    single = isinstance(decoded, dict) and decoded.get("method") == "tools/call"
-    single = single and isinstance(name, str) and decoded.get("id") is not None
-    return Replay(read, receive), single and asks_nothing(str(name))
+    if not isinstance(name, str) or decoded.get("id") is None:
+        return replay, False
+    return replay, asks_nothing(name)
