@@ -57,6 +57,23 @@ class Replay:
         return await self._receive()
 
 
+async def read_body(receive: Receive, limit: int) -> tuple[Replay, bytes | None]:
+    """The whole body (None past `limit` bytes or when the client left), and a receive that
+    hands the SDK what was read before the rest."""
+    read: list[Message] = []
+    body = bytearray()
+    while True:
+        message = await receive()
+        read.append(message)
+        if message["type"] != "http.request":
+            return Replay(read, receive), None
+        body += message.get("body", b"")
+        if len(body) > limit:
+            return Replay(read, receive), None
+        if not message.get("more_body", False):
+            return Replay(read, receive), bytes(body)
+
+
 def _modern_versions() -> frozenset[str]:
     from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
@@ -116,21 +133,10 @@ class Direct:
         headers = self._headers_qualify(scope) if self.enabled else None
         if headers is None or _tracing():
             return receive
-        read: list[Message] = []
-        body = bytearray()
-        while True:
-            message = await receive()
-            read.append(message)
-            if message["type"] != "http.request":
-                return Replay(read, receive)
-            body += message.get("body", b"")
-            if len(body) > self.max_body:
-                return Replay(read, receive)
-            if not message.get("more_body", False):
-                break
-        call = self._parse(bytes(body), headers)
+        replay, body = await read_body(receive, self.max_body)
+        call = None if body is None else self._parse(body, headers)
         if call is None:
-            return Replay(read, receive)
+            return replay
         await self._answer(call, receive, send)
         return None
 

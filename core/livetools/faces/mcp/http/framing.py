@@ -19,13 +19,15 @@ around an sse_starlette response with a task group of five (stream, pinger, shut
 the SDK's event sender, disconnect listener), and zero-buffer streams handing each event from
 task to task. Under 50 paced runs that per-call work on the one event loop was the
 2025-11-25 era's tail (p99 2.0-2.2x the run alone against ~1.0x without it). So a POST whose
-call cannot send the client anything before its answer (`one_body`: a tools/call of a tool
-that neither asks the human nor needs an approval) is served in the SDK's JSON-response mode,
-chosen per request: `PerRequestJson` stands in for the session manager's `json_response`
-flag and reads true only in the task serving such a POST. The SDK reads the flag there to pick
-its JSON branch and to stamp the request as having no back channel, so a question asked
-anyway fails as "no back channel" instead of being lost; its message router reads it in the
-session's own task and sees false, which is right for every other request."""
+call cannot send the client anything before its answer (`one_body`: a tools/call that needs
+no approval and cannot reach the question port, `HttpFace.asks_nothing`) is served in the
+SDK's JSON-response mode, chosen per request: `PerRequestJson` stands in for the session
+manager's `json_response` flag and reads true only in the task serving such a POST. The SDK
+reads the flag there to pick its JSON branch and to stamp the request as having no back
+channel, so a question asked anyway fails at once (elicit.py) instead of being lost. Its
+message router reads the flag in the session's own task and sees false, which is right for
+every other request, and means such a call must not send request-scoped notifications either
+(none of ours does): the router would hand one to the JSON branch as the answer."""
 
 from __future__ import annotations
 
@@ -35,7 +37,7 @@ from collections.abc import Callable
 
 from starlette.types import Message, Receive, Send
 
-from .direct import Replay, accepts_both
+from .direct import accepts_both, read_body
 
 ONE_BODY: contextvars.ContextVar[bool] = contextvars.ContextVar("one_body", default=False)
 
@@ -148,19 +150,9 @@ async def one_body(
         return receive, False  # an initialize (or a refusal the SDK words)
     if not accepts_both(headers.get(b"accept", b"").decode("latin-1")):
         return receive, False  # the SDK's SSE mode refuses it (406); so would this one
-    read: list[Message] = []
-    body = bytearray()
-    while True:
-        message = await receive()
-        read.append(message)
-        if message["type"] != "http.request":
-            return Replay(read, receive), False
-        body += message.get("body", b"")
-        if len(body) > limit:
-            return Replay(read, receive), False
-        if not message.get("more_body", False):
-            break
-    replay = Replay(read, receive)
+    replay, body = await read_body(receive, limit)
+    if body is None:
+        return replay, False
     try:
         decoded = json.loads(body)
     except (ValueError, RecursionError):
