@@ -1,6 +1,8 @@
 """A handshake-era (2025-11-25) POST whose stream would carry only its answer is answered as
-JSON with a Content-Length, so clients can reuse the connection; anything else stays SSE. And
-the server's startup heap is frozen, out of the reach of full collections (a load figure)."""
+JSON with a Content-Length, so clients can reuse the connection; anything else stays SSE. A
+lone tools/call that nothing can interrupt with a question skips the SDK's SSE machinery
+(`one_body`). And the server's startup heap is frozen, out of the reach of full collections
+(a load figure)."""
 
 from __future__ import annotations
 
