@@ -86,15 +86,21 @@ CALLS: dict[str, tuple[str, dict[str, Any]]] = {
 }
 
 
-def rss_kib(pid: int, field: str = "VmRSS") -> int:
-    """`field`: VmRSS now, VmHWM the most the process has held."""
+def memory_kib(pid: int) -> tuple[int, int]:
+    """(RSS now, the most RSS the process has held), KiB; one read of its status."""
+    fields: dict[str, int] = {}
     try:
         for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-            if line.startswith(f"{field}:"):
-                return int(line.split()[1])
+            name, _, value = line.partition(":")
+            if name in ("VmRSS", "VmHWM"):
+                fields[name] = int(value.split()[0])
     except OSError:
         pass
-    return 0
+    return fields.get("VmRSS", 0), fields.get("VmHWM", 0)
+
+
+def rss_kib(pid: int) -> int:
+    return memory_kib(pid)[0]
 
 
 def start_server(under: Path, token: str, max_runs: int) -> tuple[subprocess.Popen[str], str]:
@@ -180,8 +186,7 @@ class Sample:
             usage.ru_utime + usage.ru_stime + sum(cpu_seconds(p) for p in clients or []),
             machine_busy(),
             load_average(),
-            rss_kib(server_pid),
-            rss_kib(server_pid, "VmHWM"),
+            *memory_kib(server_pid),
         )
 
 
