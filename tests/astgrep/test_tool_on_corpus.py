@@ -66,3 +66,28 @@ async def test_the_tool_finds_what_the_cli_finds(tmp_path: Path, lang: str, patt
         assert not result.is_error, result.text
         got = {(Path(m["file"]).name, m["line"], m["end_line"]) for m in result.data["matches"]}
         assert got == want
+
+
+@pytest.mark.realworld
+@pytest.mark.anyio
+@pytest.mark.parametrize("lang", ["java", "c"])
+async def test_a_limited_search_through_warm_workers_is_the_full_searchs_prefix(
+    tmp_path: Path, lang: str
+) -> None:
+    """After a full search through the workers (its first files searched in this process while
+    they started, so no worker holds them), a limited search answers the full search's first
+    matches: a worker whose batch holds the limit by itself must not end the search before
+    the files ahead of that batch are searched. This answered nothing before (0 files)."""
+    root = copy_of(lang, tmp_path)
+    host = Host(plugins=[("astgrep", livetools_astgrep.plugin)], entry_points=False)
+    options = {"astgrep": {"inline_bytes": 0}}  # the workers, whatever the sample's size
+    async with host.open_run(root, options=options) as run:
+        full = await run.call("ast_grep", {"pattern": "$F($$$ARGS)", "max_results": 0})
+        assert len(full.data["matches"]) > 200, full.text
+        for limit in (1, 5, 50, 200):
+            args = {"pattern": "$F($$$ARGS)", "max_results": limit}
+            limited = await run.call("ast_grep", args)
+            assert limited.data["matches"] == full.data["matches"][:limit], limited.text
+            assert limited.data["truncated"] is True
+        status = await run.resources["astgrep"].status()
+    assert len(status["workers"]) == 2

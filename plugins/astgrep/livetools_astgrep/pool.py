@@ -3,6 +3,7 @@ files it parsed.
 
 A search hands out batches in file order and stops handing them out once the files searched so
 far, in order, hold `limit` matches: the result is the same as a sequential search, only sooner.
+A batch that holds the limit by itself makes every later file unneeded, never an earlier one.
 Batches are handed out as workers ask for them: a file goes back to the worker that parsed it
 last (its tree is cached there), new files go to whichever worker is free, and a worker with
 nothing left takes the last batch of another's queue, so no worker idles while another works.
@@ -189,7 +190,8 @@ class Pool:
         holds (len(jobs) unless the limit stopped the search early)."""
         await self.ensure()
         results: dict[int, FileOutcome] = {}
-        state = {"prefix": 0, "found": 0, "stop": False}
+        # horizon: no file from here on is needed, since a batch before it held the limit.
+        state = {"prefix": 0, "found": 0, "stop": False, "horizon": len(jobs)}
 
         def advance() -> None:
             while state["prefix"] in results:
@@ -201,14 +203,18 @@ class Pool:
         def handle(batch: list[int], outs: list[FileOutcome]) -> bool:
             for index, outcome in zip(batch, outs, strict=False):
                 results[index] = outcome
+            if len(outs) < len(batch):  # the batch held the limit by itself, up to outs[-1]
+                state["horizon"] = min(state["horizon"], batch[len(outs) - 1] + 1)
             advance()
-            return len(outs) == len(batch)  # else this lane alone reached the limit
+            # The lane goes on while files before the horizon wait, in any lane or in none
+            # (files a search in this process took while the workers started).
+            return not state["stop"]
 
         schedule = self._schedule(jobs)
 
         def lane(worker: Worker) -> Any:
             def take() -> tuple[list[int], tuple[Any, ...]] | None:
-                batch = None if state["stop"] else schedule.take(worker)
+                batch = None if state["stop"] else schedule.take(worker, state["horizon"])
                 if batch is None:
                     return None
                 return batch, ("search", [jobs[i] for i in batch], pattern, loader, limit)
@@ -261,7 +267,12 @@ class _Schedule:
         self.free = deque(free)
         self.home = home
 
-    def take(self, worker: Worker) -> list[int] | None:
+    def take(self, worker: Worker, horizon: int | None = None) -> list[int] | None:
+        """The next batch for `worker`, of files before `horizon` only (None: all)."""
+        if horizon is not None:  # every queue holds file indexes in increasing order
+            for queue in (*self.lanes.values(), self.free):
+                while queue and queue[-1] >= horizon:
+                    queue.pop()
         own = self.lanes.get(worker)
         if own:
             batch = self._cut(own, front=True)
