@@ -203,7 +203,8 @@ class Pool:
         def handle(batch: list[int], outs: list[FileOutcome]) -> bool:
             for index, outcome in zip(batch, outs, strict=False):
                 results[index] = outcome
-            if len(outs) < len(batch):  # the batch held the limit by itself, up to outs[-1]
+            if limit and outs and sum(len(o.matches) for o in outs) >= limit:
+                # The batch held the limit by itself (a worker stops at it: outs may end early).
                 state["horizon"] = min(state["horizon"], batch[len(outs) - 1] + 1)
             advance()
             # The lane goes on while files before the horizon wait, in any lane or in none
