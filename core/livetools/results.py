@@ -47,8 +47,16 @@ class Result:
 
 
 def scrub(text: str) -> str:
-    """`text` with every lone surrogate replaced by U+FFFD, so it encodes as UTF-8."""
-    return _SURROGATE.sub(REPLACEMENT, text) if _SURROGATE.search(text) else text
+    """`text` with every lone surrogate replaced by U+FFFD, so it encodes as UTF-8. Most texts
+    are ASCII (a flag of the str, free to read) or encode as they are, either of which is
+    cheaper than the regular expression's scan (2.4 ms for a 0.66 MB search answer)."""
+    if text.isascii():
+        return text
+    try:
+        text.encode()
+    except UnicodeEncodeError:
+        return _SURROGATE.sub(REPLACEMENT, text)
+    return text
 
 
 def scrub_json(value: Any) -> Any:

@@ -4,6 +4,7 @@ on real code, for the patterns it compiles and for the cases its checks hand bac
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import cast
 
@@ -131,3 +132,34 @@ def test_error_recovery_agrees(tmp_path, monkeypatch):
     for pattern in ("$F($$$ARGS)", "[$$$A]", "$F($A)"):
         fast, slow = _both("python", pattern, [path], monkeypatch)
         assert fast == slow
+
+
+def test_a_warm_search_reuses_the_nodes_of_its_root_kind(tmp_path, monkeypatch):
+    """The nodes of a root kind are kept with the cached tree: a later search of any pattern
+    with that root kind runs no query over the tree and finds what a fresh engine finds; an
+    edited file is searched afresh."""
+    import tree_sitter
+
+    path = tmp_path / "m.py"
+    path.write_text(EDGES)
+    loader = grammars()["python"].loader
+    engine = Engine()
+
+    def rows(e: Engine, pattern: str) -> list[list]:
+        return [
+            o.matches
+            for o in e.search(jobs_for([path]), compile_pattern("python", pattern), loader, 0)
+        ]
+
+    rows(engine, "$F($$$ARGS)")
+    queries: list[object] = []
+    real = tree_sitter.QueryCursor
+    monkeypatch.setattr(tree_sitter, "QueryCursor", lambda q: queries.append(q) or real(q))
+    warm = rows(engine, "$F($A)")
+    assert not queries
+    assert warm == rows(Engine(), "$F($A)") and warm[0]
+    stat = path.stat()
+    path.write_text(EDGES + "late(1)\n")
+    os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns + 1_000_000))
+    edited = rows(engine, "$F($A)")
+    assert queries and edited[0][-1]["text"] == "late(1)"

@@ -4,9 +4,9 @@ candidates, match, and for rewrites splice, re-parse and check.
 
 Candidates come from the pattern's rarest-looking literal (its longest token): every match
 contains that text, so only the ancestors of its occurrences are tried, and a warm query on
-cached trees costs a few lookups instead of a walk. Without a rare literal, a pattern the query
-plan covers runs as one whole-pattern query (query_plan); any other falls back to a C query on
-the pattern's root kind and the matcher.
+cached trees costs a few lookups instead of a walk. Without a rare literal, the candidates are
+the tree's nodes of the pattern's root kind (one C query, kept with the cached tree for later
+searches), judged by the pattern's compiled checks (query_plan) or by the matcher.
 """
 
 from __future__ import annotations
@@ -77,12 +77,20 @@ class FileRewrite:
     note: str = ""
 
 
+# Node lists kept per cached tree, one per (grammar, root kind) a search asked for: ~73 bytes a
+# node, a few percent of the tree they point into.
+KINDS_PER_TREE = 6
+
+Kinds = dict[tuple[str, str, bool], list[Any]]  # (grammar, kind, named) -> nodes, document order
+
+
 @dataclass
 class _Entry:
     mtime_ns: int
     size: int
     data: bytes
     trees: dict[str, Any] = field(default_factory=dict)
+    kinds: Kinds = field(default_factory=dict)
 
 
 class Engine:
@@ -183,7 +191,8 @@ class Engine:
         pos, line = 0, 1
         broken = tree.root_node.has_error
         try:
-            for start, end, _, env in find(tree, data, pattern, loaded, ends_only=True):
+            found = find(tree, data, pattern, loaded, ends_only=True, kinds=prepared.kinds)
+            for start, end, _, env in found:
                 if room and len(matches) >= room:
                     outcome.more = True
                     break
@@ -256,7 +265,7 @@ class Engine:
         tree = self._tree(prepared, loaded)
         found = []
         try:
-            found = list(find(tree, data, pattern, loaded))
+            found = list(find(tree, data, pattern, loaded, kinds=prepared.kinds))
         except BudgetExceeded:
             result.note = "matching gave up on a candidate (too much $$$ backtracking)"
         kept: list[tuple[int, int, Env]] = []
@@ -373,11 +382,17 @@ def _new_syntax_error(old: Any, new: Any, data: bytes) -> str:
 
 
 def find(
-    tree: Any, data: bytes, pattern: Pattern, loaded: Loaded, ends_only: bool = False
+    tree: Any,
+    data: bytes,
+    pattern: Pattern,
+    loaded: Loaded,
+    ends_only: bool = False,
+    kinds: Kinds | None = None,
 ) -> Iterable[Found]:
     """Matches in document order (outer before inner). `ends_only`: a `$$$` binding may hold
-    just its first and last node (a search needs its text; a rewrite needs every node)."""
-    found = _find(tree, data, pattern, loaded, ends_only)
+    just its first and last node (a search needs its text; a rewrite needs every node).
+    `kinds`: the node lists kept with this tree, which a search of the same root kind reuses."""
+    found = _find(tree, data, pattern, loaded, ends_only, kinds)
     if pattern.trim_kind is None:
         return found
     root = pattern.root
@@ -386,7 +401,7 @@ def find(
 
 
 def _find(
-    tree: Any, data: bytes, pattern: Pattern, loaded: Loaded, ends_only: bool
+    tree: Any, data: bytes, pattern: Pattern, loaded: Loaded, ends_only: bool, kinds: Kinds | None
 ) -> Iterable[Found]:
     matcher = Matcher(pattern)
     if pattern.is_sequence:
@@ -394,10 +409,14 @@ def _find(
     root = pattern.root
     anchors = _anchor_nodes(tree, data, _literal(pattern)) if root.meta is None else None
     if anchors is None and root.meta is None:
-        found = _by_query(tree, pattern, loaded, matcher, ends_only)
-        if found is not None:
-            return found
-    candidates, ordered = _candidates(tree, pattern, loaded, anchors)
+        plan = query_plan.plan_for(pattern)
+        # A tree with syntax errors goes to the matcher: there a metavariable may stand for an
+        # ERROR node.
+        if plan is not None and not tree.root_node.has_error:
+            roots = _of_kind(tree, loaded, root.kind, root.named, kinds)
+            if roots is not None:
+                return query_plan.run(plan, roots, matcher, ends_only)
+    candidates, ordered = _candidates(tree, pattern, loaded, anchors, kinds)
     if ordered:  # a query or a walk: document order, each node once
         return _each(candidates, matcher)
     results: list[Found] = []
@@ -436,16 +455,28 @@ def _runs(
     return results
 
 
-def _by_query(
-    tree: Any, pattern: Pattern, loaded: Loaded, matcher: Matcher, ends_only: bool
-) -> list[Found] | None:
-    """Matches from the pattern's whole query, when it has one (used where no rare literal
-    anchors the candidates: a few anchors cost less than a query, which visits every node)."""
-    plan = query_plan.plan_for(pattern)
-    query = loaded.query(plan.query) if plan is not None else None
-    if plan is None or query is None:
+def _of_kind(
+    tree: Any, loaded: Loaded, kind: str, named: bool, kinds: Kinds | None
+) -> list[Any] | None:
+    """The tree's nodes of one kind in document order (outer first), from one C query that
+    visits every node (~125 ns each), kept in `kinds` for the next search; None when the
+    grammar refuses the query. Callers never change the list."""
+    key = (loaded.id, kind, named)
+    nodes = kinds.get(key) if kinds is not None else None
+    if nodes is not None:
+        return nodes
+    query = loaded.query(_kind_query(kind, named))
+    if query is None:
         return None
-    return query_plan.run(plan, query, tree, matcher, ends_only)
+    from tree_sitter import QueryCursor
+
+    nodes = QueryCursor(query).captures(tree.root_node).get("c", [])
+    nodes.sort(key=_position)
+    if kinds is not None:
+        if len(kinds) >= KINDS_PER_TREE:
+            del kinds[next(iter(kinds))]
+        kinds[key] = nodes
+    return nodes
 
 
 def _literal(pattern: Pattern) -> bytes:
@@ -477,7 +508,7 @@ def _ancestors(node: Any) -> Iterator[Any]:
 
 
 def _candidates(
-    tree: Any, pattern: Pattern, loaded: Loaded, anchors: Iterator[Any] | None
+    tree: Any, pattern: Pattern, loaded: Loaded, anchors: Iterator[Any] | None, kinds: Kinds | None
 ) -> tuple[Iterable[Any], bool]:
     """Nodes the pattern's root may match, and whether they come in document order."""
     root = pattern.root
@@ -485,14 +516,10 @@ def _candidates(
         return _walk(tree.root_node, named_only=root.meta.kind != 2), True
     if anchors is not None:
         return _anchored(anchors, root.kind_id), False
-    query = loaded.query(_kind_query(root.kind, root.named))
-    if query is None:
+    found = _of_kind(tree, loaded, root.kind, root.named, kinds)
+    if found is None:
         walk = (n for n in _walk(tree.root_node, False) if n.kind_id == root.kind_id)
         return walk, True
-    from tree_sitter import QueryCursor
-
-    found = QueryCursor(query).captures(tree.root_node).get("c", [])
-    found.sort(key=_position)
     return found, True
 
 

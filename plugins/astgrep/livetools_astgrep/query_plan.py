@@ -1,14 +1,18 @@
-"""Whole-pattern tree-sitter queries, for search without a literal to anchor on.
+"""Whole-pattern checks, for search without a literal to anchor on.
 
 A pattern made only of node kinds, tokens, `$NAME`s and bracketed `$$$NAME` runs (`$F($$$ARGS)`,
-`[$$$A]`, `$A if $B else $C`) becomes one tree-sitter query, which finds in C every node the
-pattern can match. A query's child patterns may skip children, so each match is checked to make
-its answer the matcher's: every pattern node's code node has exactly as many children as the
-pattern gives it (then the query paired pattern child i with code child i, the only pairing the
-matcher could make), no comment or zero-width node stands in for a metavariable, and repeated
-metavariables capture equal code. A candidate that fails a check goes to the matcher itself, so
-the answer is always the matcher's; only the common case is cheaper (a non-selective pattern can
-have 500k matches, where the matcher costs several microseconds each).
+`[$$$A]`, `$A if $B else $C`) is judged on each node of its root kind by one function compiled
+for the pattern, with its loops unrolled: every pattern node's code node has exactly as many
+children as the pattern gives it (then pattern child i pairs with code child i, the only pairing
+the matcher could make), each child has the pattern's kind, a metavariable's is a named node
+that is not a comment nor zero-width, and repeated metavariables capture equal code. A candidate
+that fails a check goes to the matcher itself, so the answer is always the matcher's; only the
+common case is cheaper (a non-selective pattern can have 500k matches, where the matcher costs
+several microseconds each).
+
+The candidates are the tree's nodes of the root kind, which the engine keeps per cached tree: a
+later search for the same kind (calls, most often) skips the C query that visits every node,
+the largest part of a search over cached trees.
 """
 
 from __future__ import annotations
@@ -31,9 +35,6 @@ from .matcher import (
 from .metavars import SINGLE
 from .pattern import Pattern, PNode
 
-ROOT = "root"
-
-
 Path = tuple[int, ...]  # child indexes from the match's root
 
 
@@ -42,6 +43,7 @@ class Level:
     """A pattern node with children, checked on each match."""
 
     path: Path
+    kind_id: int
     size: int  # children the pattern gives it (ignored for a wrapper)
     named: int = 0  # of them named nodes or `$NAME`s: each takes one named code child
     wrapper: tuple[int, int, str] | None = None  # opener, closer, name of `open $$$NAME close`
@@ -49,7 +51,6 @@ class Level:
 
 @dataclass(frozen=True)
 class Plan:
-    query: str
     check: Callable[..., None]  # see _compile_check
 
 
@@ -57,7 +58,7 @@ _PLANS: dict[tuple[str, str, str], Plan | None] = {}
 
 
 def plan_for(pattern: Pattern) -> Plan | None:
-    """The pattern's query plan, or None when the pattern needs the matcher's backtracking."""
+    """The pattern's checks, or None when the pattern needs the matcher's backtracking."""
     key = (pattern.grammar, pattern.source, pattern.context)
     if key not in _PLANS:
         if len(_PLANS) >= 256:  # a long run's worker sees many patterns; plans are cheap
@@ -77,10 +78,11 @@ def _build(pattern: Pattern) -> Plan | None:
         return None  # a `$X` may stand for a run of chain siblings: the matcher decides
     levels: list[Level] = []
     singles: list[tuple[Path, str]] = []
-    leaves: list[tuple[Path, bytes]] = []
+    leaves: list[tuple[Path, int, bytes]] = []
+    tokens: list[tuple[Path, int]] = []
     counts = name_counts(pattern.nodes)
 
-    def node(p: PNode, path: Path) -> str:
+    def node(p: PNode, path: Path) -> None:
         if not p.named:
             raise _Unsupported
         ps = p.children
@@ -89,15 +91,17 @@ def _build(pattern: Pattern) -> Plan | None:
             meta = ps[1].meta
             assert meta is not None
             opener, closer, _ = wrapper
-            levels.append(Level(path, 0, wrapper=(opener, closer, meta.name if meta.binds else "")))
-            return f"({p.kind} {_token(ps[0])} {_token(ps[2])})"
+            name = meta.name if meta.binds else ""
+            levels.append(Level(path, p.kind_id, 0, wrapper=(opener, closer, name)))
+            return
         if any(trailing_comma(ps, i) for i in range(len(ps))):
             raise _Unsupported  # optional in code: the matcher tries it both ways
-        levels.append(Level(path, len(ps), sum(1 for c in ps if c.named or c.meta is not None)))
-        parts = [child(c, (*path, i)) for i, c in enumerate(ps)]
-        return f"({p.kind} {' '.join(parts)})"
+        named = sum(1 for c in ps if c.named or c.meta is not None)
+        levels.append(Level(path, p.kind_id, len(ps), named))
+        for i, c in enumerate(ps):
+            child(c, (*path, i))
 
-    def child(p: PNode, path: Path) -> str:
+    def child(p: PNode, path: Path) -> None:
         if p.implicit:
             raise _Unsupported  # optional in code, and outside the match's range
         meta = p.meta
@@ -105,36 +109,36 @@ def _build(pattern: Pattern) -> Plan | None:
             if meta.kind != SINGLE:
                 raise _Unsupported  # $$A, or a $$$ run outside brackets: the matcher decides
             singles.append((path, meta.name if meta.binds else ""))
-            return "(_)"
-        if p.children:
-            return node(p, path)
-        if p.named:
+        elif p.children:
+            node(p, path)
+        elif p.named:
             assert p.text is not None
-            leaves.append((path, p.text))
-            return f"({p.kind})"
-        return _token(p)
+            leaves.append((path, p.kind_id, p.text))
+        else:
+            tokens.append((path, p.kind_id))
 
     try:
-        query = node(pattern.root, ()) + f" @{ROOT}"
+        node(pattern.root, ())
     except _Unsupported:
         return None
-    return Plan(query, _compile_check(levels, singles, leaves))
+    return Plan(_compile_check(levels, singles, leaves, tokens))
 
 
 def _compile_check(
     levels: list[Level],  # in pre-order: a level's parent comes before it
     singles: list[tuple[Path, str]],  # (path, metavariable name; "" binds nothing)
-    leaves: list[tuple[Path, bytes]],  # (path, the named leaf's exact text)
+    leaves: list[tuple[Path, int, bytes]],  # (path, kind id, the named leaf's exact text)
+    tokens: list[tuple[Path, int]],  # (path, kind id) of the pattern's anonymous leaves
 ) -> Callable[..., None]:
-    """The per-match checks of one plan as a Python function with its loops unrolled: it runs
-    once per match, up to 500k times a query (unrolling saved about 0.1 s per 140k matches).
+    """The checks of one plan as a Python function with its loops unrolled: it runs once per
+    candidate, up to 500k times a search (unrolling saved about 0.1 s per 140k matches).
 
-    `check(roots, wrapped, pending, out)` appends (start, end, root, bindings) to `out` and
-    the roots the matcher must judge to `pending`. Nodes are taken by position (`child(i)`):
-    once every level has as many children as the pattern gives it, the query's match pairs
-    pattern child i with code child i, so the position is the node the query matched. Only
-    child indexes, sizes, kind ids, metavariable names (`[A-Z_][A-Z0-9_]*`) and leaf texts (as
-    `repr` literals) enter the source."""
+    `check(roots, wrapped, pending, out)` takes nodes of the pattern's root kind, appends
+    (start, end, root, bindings) to `out` and the roots the matcher must judge to `pending`.
+    Nodes are taken by position (`child(i)`): once every level has as many children as the
+    pattern gives it, pattern child i can only pair with code child i. Only child indexes,
+    sizes, kind ids, metavariable names (`[A-Z_][A-Z0-9_]*`) and leaf texts (as `repr`
+    literals) enter the source."""
 
     def var(path: Path) -> str:
         return "n_" + "_".join(map(str, path)) if path else "root"
@@ -145,17 +149,13 @@ def _compile_check(
     fail = ["            pending.append(root)", "            continue"]
     src = [
         "def check(roots, wrapped, pending, out):",
-        "    seen = set()",
-        "    for root in roots:",
-        "        key = root.id",
-        "        if key in seen:",  # another assignment of the same node's children
-        "            continue",
-        "        seen.add(key)",
+        "    for root in roots:",  # each node once
     ]
     env: dict[str, str] = {}
     for i, level in enumerate(levels):
         if level.path:
-            src.append(take(level.path))
+            src += [take(level.path), f"        if {var(level.path)}.kind_id != {level.kind_id}:"]
+            src += fail
         if level.wrapper is None:
             # More named code children than the pattern has named nodes: no match (a named
             # code node is never skipped, and no `$$$` is here to take one), the matcher
@@ -177,13 +177,17 @@ def _compile_check(
         ]
         if name:
             env[name] = f"w{i}"
-    for path, text in leaves:
-        src += [take(path), f"        if {var(path)}.text != {text!r}:", *fail]
+    for path, kind_id in tokens:
+        src += [take(path), f"        if {var(path)}.kind_id != {kind_id}:", *fail]
+    for path, kind_id, text in leaves:
+        n = var(path)
+        src += [take(path), f"        if {n}.kind_id != {kind_id} or {n}.text != {text!r}:", *fail]
     first: dict[str, str] = {}
     repeated: list[str] = []
     for path, name in singles:
         n = var(path)
-        src += [take(path), f"        if {n}.is_extra or {n}.start_byte == {n}.end_byte:", *fail]
+        empty = f"{n}.start_byte == {n}.end_byte"
+        src += [take(path), f"        if not {n}.is_named or {n}.is_extra or {empty}:", *fail]
         if not name:
             continue
         if name in first:
@@ -203,11 +207,6 @@ def _compile_check(
 def _named_code(node: Any) -> int:
     """Named children that take part in matching (not comments, not zero-width)."""
     return sum(1 for c in node.named_children if not c.is_extra and c.end_byte > c.start_byte)
-
-
-def _token(p: PNode) -> str:
-    escaped = p.kind.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
-    return f'"{escaped}"'
 
 
 def _wrapped(node: Any, opener: int, closer: int) -> tuple[Any, ...] | None:
@@ -241,30 +240,21 @@ def _wrapped_ends(node: Any, opener: int, closer: int) -> tuple[Any, ...] | None
     return (first, end)
 
 
-def run(
-    plan: Plan, query: Any, tree: Any, matcher: Matcher, ends_only: bool = False
-) -> list[Found] | None:
-    """Matches in document order, or None when the query engine gave up on the file (its
-    in-progress match limit), so the caller searches it the matcher's way. `ends_only`: a
-    `$$$` run is bound as its first and last node only (enough for its text). A tree with
-    syntax errors is left to the matcher too: there a metavariable may stand for an ERROR
-    node, which a query's `(_)` need not match."""
-    if tree.root_node.has_error:
-        return None
-    from tree_sitter import QueryCursor
-
-    cursor = QueryCursor(query)
-    roots = cursor.captures(tree.root_node).get(ROOT, [])
-    if cursor.did_exceed_match_limit:
-        return None
+def run(plan: Plan, roots: list[Any], matcher: Matcher, ends_only: bool = False) -> list[Found]:
+    """Matches among `roots` (the tree's nodes of the pattern's root kind, in document order,
+    an enclosing node first), in the same order. `ends_only`: a `$$$` run is bound as its
+    first and last node only (enough for its text). The caller leaves a tree with syntax
+    errors to the matcher: there a metavariable may stand for an ERROR node."""
     pending: list[Any] = []
     out: list[Found] = []
     plan.check(roots, _wrapped_ends if ends_only else _wrapped, pending, out)
+    if not pending:  # appended in the roots' order
+        return out
     for root in pending:
         env = matcher.at(root)
         if env is not None:
             out.append((root.start_byte, root.end_byte, root, env))
-    # Document order, an enclosing match first: two stable sorts on C key functions.
+    # Back in document order: two stable sorts on C key functions.
     out.sort(key=itemgetter(1), reverse=True)
     out.sort(key=itemgetter(0))
     return out
