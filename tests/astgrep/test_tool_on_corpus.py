@@ -91,3 +91,40 @@ async def test_a_limited_search_through_warm_workers_is_the_full_searchs_prefix(
             assert limited.data["truncated"] is True
         status = await run.resources["astgrep"].status()
     assert len(status["workers"]) == 2
+
+
+SEQUENCE = [  # the first files of a cold unlimited search are searched while workers start
+    ("$F($$$ARGS)", 0),
+    ("$X.equals($Y)", 50),
+    ("new $C($$$)", 5),
+    ("$F($$$ARGS)", 200),
+    ("return $X;", 0),
+    ("$A == $B", 1),
+    ("if ($C) { $$$ }", 50),
+    ("new $C($$$)", 0),
+    ("$X.equals($Y)", 3),
+]
+
+
+@pytest.mark.realworld
+@pytest.mark.anyio
+async def test_searches_through_the_workers_answer_what_one_process_answers(tmp_path: Path) -> None:
+    """A sequence of limited and unlimited searches, each answered through the parse workers
+    (whose caches and batch homes carry over from search to search) as by one process."""
+    root = copy_of("java", tmp_path)
+    host = Host(plugins=[("astgrep", livetools_astgrep.plugin)], entry_points=False)
+    answers = []
+    for inline in (1 << 40, 0):
+        async with host.open_run(root, options={"astgrep": {"inline_bytes": inline}}) as run:
+            answers.append([])
+            for pattern, limit in SEQUENCE:
+                args = {"pattern": pattern, "max_results": limit, "language": "java"}
+                result = await run.call("ast_grep", args)
+                assert not result.is_error, result.text
+                answers[-1].append((result.data["matches"], result.data["truncated"]))
+            workers = (await run.resources["astgrep"].status())["workers"]
+            assert len(workers) == (2 if not inline else 0)
+    one, pooled = answers
+    assert all(matches for matches, _ in one)
+    for (pattern, limit), a, b in zip(SEQUENCE, one, pooled, strict=True):
+        assert a == b, f"{pattern} max_results={limit}"
