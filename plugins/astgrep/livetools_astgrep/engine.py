@@ -17,6 +17,7 @@ from array import array
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
+from operator import attrgetter
 from typing import Any
 
 from . import query_plan, rewrite
@@ -471,7 +472,9 @@ def _of_kind(
     from tree_sitter import QueryCursor
 
     nodes = QueryCursor(query).captures(tree.root_node).get("c", [])
-    nodes.sort(key=_position)
+    # Document order, an enclosing node first: two stable sorts on C key functions.
+    nodes.sort(key=attrgetter("end_byte"), reverse=True)
+    nodes.sort(key=attrgetter("start_byte"))
     if kinds is not None:
         if len(kinds) >= KINDS_PER_TREE:
             del kinds[next(iter(kinds))]
@@ -521,10 +524,6 @@ def _candidates(
         walk = (n for n in _walk(tree.root_node, False) if n.kind_id == root.kind_id)
         return walk, True
     return found, True
-
-
-def _position(node: Any) -> tuple[int, int]:
-    return node.start_byte, -node.end_byte
 
 
 def _anchored(anchors: Iterator[Any], kind_id: int) -> Iterator[Any]:
