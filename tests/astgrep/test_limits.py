@@ -137,3 +137,35 @@ async def test_a_timed_out_pool_search_kills_its_workers_and_the_next_call_runs(
         after = await call(run, "ast_grep", {"pattern": "compute($A)", "max_results": 0})
         assert not after.is_error, after.text
         assert [m["file"] for m in after.data["matches"]] == ["a.py"]
+
+
+def test_the_parse_cache_counts_tree_nodes_not_only_source(tmp_path):
+    """A tree holds 10-30x its source in memory, so the cache's budget counts nodes: two
+    standard-library modules whose sources fit the budget many times over are not both kept
+    once their trees would exceed it, and the one dropped is parsed again when searched."""
+    import json as stdlib_json
+
+    from livetools_astgrep.engine import NODE_BYTES, Engine
+    from tests.astgrep.oracle import compile_pattern, grammars, jobs_for
+
+    files = []
+    for name in ("decoder.py", "encoder.py"):
+        target = tmp_path / name
+        target.write_bytes((Path(stdlib_json.__file__).parent / name).read_bytes())
+        files.append(target)
+    source = sum(f.stat().st_size for f in files)
+    pattern = compile_pattern("python", "$F($$$ARGS)")
+    loader = grammars()["python"].loader
+
+    roomy = Engine()
+    roomy.search(jobs_for(files), pattern, loader, 0)
+    assert roomy.held > 10 * source and roomy.stats["parsed"] == 2
+    tree = roomy._cache[str(files[0])].trees["python"]
+    assert roomy._cache[str(files[0])].weight >= tree.root_node.descendant_count * NODE_BYTES
+
+    tight = Engine(cache_bytes=roomy.held - 1)  # both sources fit 10 times over
+    tight.search(jobs_for(files), pattern, loader, 0)
+    assert tight.held <= tight.cache_bytes
+    assert list(tight._cache) == [str(files[1])]  # the older entry went
+    again = tight.search(jobs_for(files[:1]), pattern, loader, 0)
+    assert tight.stats["parsed"] == 3 and again[0].matches

@@ -81,6 +81,12 @@ class FileRewrite:
 # Node lists kept per cached tree, one per (grammar, root kind) a search asked for: ~73 bytes a
 # node; four kinds over stdlib+pandas add 7-13% to a worker's RSS (0.85 GB of trees).
 KINDS_PER_TREE = 6
+KIND_NODE_BYTES = 73
+# What a parsed tree holds per node (RSS over node count, one process: Java 94, TypeScript 103,
+# Python 121, Rust 127 bytes). Per source byte it varies threefold (10x Java, 31x Rust), so the
+# cache counts nodes, which tree-sitter knows in O(1).
+NODE_BYTES = 110
+CACHE_BYTES = 1 << 30
 
 Kinds = dict[tuple[str, str, bool], list[Any]]  # (grammar, kind, named) -> nodes, document order
 
@@ -92,12 +98,14 @@ class _Entry:
     data: bytes
     trees: dict[str, Any] = field(default_factory=dict)
     kinds: Kinds = field(default_factory=dict)
+    weight: int = 0  # estimated bytes: source, trees, kept node lists
 
 
 class Engine:
-    """One per process. Keeps parsed trees of recent files, bounded by their source bytes."""
+    """One per process. Keeps parsed trees of recent files, bounded by an estimate of the memory
+    they hold (source, tree nodes, kept node lists)."""
 
-    def __init__(self, cache_bytes: int = 96 * 1024 * 1024) -> None:
+    def __init__(self, cache_bytes: int = CACHE_BYTES) -> None:
         self.cache_bytes = cache_bytes
         self._cache: OrderedDict[str, _Entry] = OrderedDict()
         self._held = 0
@@ -122,24 +130,44 @@ class Engine:
         self._drop(job.path)
         entry = _Entry(job.mtime_ns, job.size, data)
         self._cache[job.path] = entry
-        self._held += len(data)
+        self._charge(entry, len(data))
+        return entry
+
+    def _charge(self, entry: _Entry, weight: int) -> None:
+        """Count `weight` more bytes for `entry` (the newest), then drop the least recently
+        used others while over the budget."""
+        entry.weight += weight
+        self._held += weight
         while self._held > self.cache_bytes and len(self._cache) > 1:
             self._drop(next(iter(self._cache)))
-        return entry
 
     def _drop(self, path: str) -> None:
         old = self._cache.pop(path, None)
         if old is not None:
-            self._held -= len(old.data)
+            self._held -= old.weight
+
+    @property
+    def held(self) -> int:
+        return self._held
 
     def _tree(self, entry: _Entry, loaded: Loaded) -> Any:
         tree = entry.trees.get(loaded.id)
         if tree is None:
             tree = entry.trees[loaded.id] = loaded.parse(entry.data)
             self.stats["parsed"] += 1
+            self._charge(entry, tree.root_node.descendant_count * NODE_BYTES)
         else:
             self.stats["cached"] += 1
         return tree
+
+    def _find(
+        self, entry: _Entry, tree: Any, pattern: Pattern, loaded: Loaded, ends_only: bool
+    ) -> Iterable[Found]:
+        """`find` on a cached tree, charging the entry for node lists it keeps or lets go."""
+        before = sum(map(len, entry.kinds.values()))
+        found = find(tree, entry.data, pattern, loaded, ends_only, kinds=entry.kinds)
+        self._charge(entry, (sum(map(len, entry.kinds.values())) - before) * KIND_NODE_BYTES)
+        return found
 
     # -- search ------------------------------------------------------------------------------
 
@@ -192,8 +220,7 @@ class Engine:
         pos, line = 0, 1
         broken = tree.root_node.has_error
         try:
-            found = find(tree, data, pattern, loaded, ends_only=True, kinds=prepared.kinds)
-            for start, end, _, env in found:
+            for start, end, _, env in self._find(prepared, tree, pattern, loaded, True):
                 if room and len(matches) >= room:
                     outcome.more = True
                     break
@@ -266,7 +293,7 @@ class Engine:
         tree = self._tree(prepared, loaded)
         found = []
         try:
-            found = list(find(tree, data, pattern, loaded, kinds=prepared.kinds))
+            found = list(self._find(prepared, tree, pattern, loaded, False))
         except BudgetExceeded:
             result.note = "matching gave up on a candidate (too much $$$ backtracking)"
         kept: list[tuple[int, int, Env]] = []

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from livetools import Resource, StagedEdit
 
 from . import limits
-from .engine import BINARY_PROBE, Engine, FileJob, FileOutcome, FileRewrite
+from .engine import BINARY_PROBE, CACHE_BYTES, Engine, FileJob, FileOutcome, FileRewrite
 from .gcpause import gc_paused
 from .grammar import Grammar
 from .pattern import Pattern, PatternError
@@ -145,7 +145,7 @@ class AstGrepResource(Resource):
         # Below this a cold search runs in-process: starting two workers costs ~0.3 s of CPU,
         # more than parsing 4 MB (Java, 3.3 MB cold: 0.30 s CPU in-process, 0.60 s with them).
         self.inline_bytes = int(opts.get("inline_bytes", 4 << 20))
-        self.cache_bytes = int(opts.get("cache_bytes", 96 << 20))
+        self.cache_bytes = int(opts.get("cache_bytes", CACHE_BYTES))
         self.max_file_bytes = int(opts.get("max_file_bytes", 2 << 20))
         self._table: GrammarTable | None = None
         self._compilers: dict[str, Any] = {}

@@ -17,7 +17,7 @@ import pickle
 import sys
 from typing import Any, BinaryIO
 
-from .engine import Engine, FileOutcome
+from .engine import CACHE_BYTES, Engine, FileOutcome
 
 HEADER = 8
 
@@ -66,7 +66,7 @@ def handle(engine: Engine, request: tuple[Any, ...]) -> Any:
     if op == "rewrite":
         return engine.rewrite(*request[1:])
     if op == "ping":
-        return {"pid": os.getpid(), **engine.stats}
+        return {"pid": os.getpid(), **engine.stats, "held": engine.held}
     raise ValueError(f"unknown request {op!r}")
 
 
@@ -77,7 +77,7 @@ def main() -> None:
     stdin, stdout = sys.stdin.buffer, sys.stdout.buffer
     _widen_pipe(stdout.fileno())
     sys.stdout = sys.stderr  # a stray print must not corrupt the frames
-    engine = Engine(cache_bytes=int(os.environ.get("LIVETOOLS_ASTGREP_CACHE_BYTES", 96 << 20)))
+    engine = Engine(cache_bytes=int(os.environ.get("LIVETOOLS_ASTGREP_CACHE_BYTES", CACHE_BYTES)))
     while True:
         header = read_exact(stdin, HEADER)
         if not header:
