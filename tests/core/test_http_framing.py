@@ -153,6 +153,7 @@ async def test_one_body_only_for_a_lone_call_that_asks_nothing(
         assert replay is receive and len(queue) == 2
 
 
+@pytest.mark.anyio
 async def test_handshake_era_calls_answered_as_json_on_one_connection(tmp_path: Path) -> None:
     testkit = {"LIVETOOLS_PLUGINS": "testkit"}
     with serve_http("--root", str(tmp_path), "--approve", "ask", env=testkit) as server:

@@ -160,7 +160,7 @@ class Engine:
             self.stats["cached"] += 1
         return tree
 
-    def _find(
+    def _find_on(
         self, entry: _Entry, tree: Any, pattern: Pattern, loaded: Loaded, ends_only: bool
     ) -> Iterable[Found]:
         """`find` on a cached tree, charging the entry for node lists it keeps or lets go."""
@@ -220,7 +220,7 @@ class Engine:
         pos, line = 0, 1
         broken = tree.root_node.has_error
         try:
-            for start, end, _, env in self._find(prepared, tree, pattern, loaded, True):
+            for start, end, _, env in self._find_on(prepared, tree, pattern, loaded, True):
                 if room and len(matches) >= room:
                     outcome.more = True
                     break
@@ -293,7 +293,7 @@ class Engine:
         tree = self._tree(prepared, loaded)
         found = []
         try:
-            found = list(self._find(prepared, tree, pattern, loaded, False))
+            found = list(self._find_on(prepared, tree, pattern, loaded, False))
         except BudgetExceeded:
             result.note = "matching gave up on a candidate (too much $$$ backtracking)"
         kept: list[tuple[int, int, Env]] = []
