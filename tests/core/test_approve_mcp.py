@@ -57,7 +57,9 @@ async def _serving(
     kwargs: dict[str, Any] = {} if human is None else {"elicitation_handler": human}
     with contextlib.ExitStack() as stack:
         if face == "http":
-            served = stack.enter_context(serve_http(*argv, env={"LIVETOOLS_PLUGINS": "testkit"}))
+            served = stack.enter_context(
+                serve_http(*argv, "--no-token", env={"LIVETOOLS_PLUGINS": "testkit"})
+            )
             transport: Any = f"{served.url}/mcp"
         else:
             args = ["-m", "livetools.faces.cli", "serve", *argv]

@@ -77,7 +77,7 @@ async def check_path(era: str, base: str) -> None:
 @pytest.mark.parametrize("era", ["handshake", "modern"])
 async def test_dropped_stream_interrupts_eval(era: str, tmp_path: Path) -> None:
     pytest.importorskip("ipykernel", reason="eval needs ipykernel: uv sync --all-extras")
-    with serve_http("--root", str(tmp_path)) as server:
+    with serve_http("--no-token", "--root", str(tmp_path)) as server:
         url = f"{server.url}/mcp"
         headers = call_headers(era, url, "eval")
         body = call_body(
@@ -172,7 +172,7 @@ async def test_dropped_stream_stops_an_ast_grep_search(era: str, tmp_path: Path)
     body = "".join(f"def f{i}(a, b):\n    return a + b * {i} - (a + {i})\n" for i in range(1500))
     for k in range(SEARCH_FILES):
         (tmp_path / f"m{k}.py").write_text(body)
-    with serve_http("--root", str(tmp_path)) as server:
+    with serve_http("--no-token", "--root", str(tmp_path)) as server:
         url = f"{server.url}/mcp"
         pid = server.proc.pid
         headers = call_headers(era, url, "ast_grep")
@@ -234,7 +234,7 @@ async def test_dropped_stream_cancels_an_lsp_request(era: str, tmp_path: Path) -
     trace = tmp_path / "lsp-trace"
     prefer = json.dumps({"prefer": ["typescript-language-server"]})
     args = ("--root", str(root), "--option", f"lsp={prefer}")
-    with serve_http(*args, env={"LIVETOOLS_LSP_TRACE": str(trace)}) as server:
+    with serve_http(*args, "--no-token", env={"LIVETOOLS_LSP_TRACE": str(trace)}) as server:
         url = f"{server.url}/mcp"
         headers = call_headers(era, url, "lsp")
         body = json.dumps(call_body(era, "lsp", REFERENCES, 11))

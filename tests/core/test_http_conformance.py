@@ -38,7 +38,7 @@ def test_applicable_server_scenarios_pass(tmp_path: Path) -> None:
     root.mkdir()
     (root / "a.py").write_text("x = 1\n")
     out = tmp_path / "out"
-    with serve_http("--root", str(root)) as served:
+    with serve_http("--no-token", "--root", str(root)) as served:
         done = subprocess.run(
             ["bash", str(SCRIPT), "run", f"{served.url}/mcp"],
             capture_output=True,

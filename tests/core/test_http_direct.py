@@ -114,8 +114,10 @@ def servers(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Served, 
         root.mkdir()
         (root / "shapes.py").write_text("def area(w, h):\n    return w * h\n")
     with (
-        serve_http("--root", str(roots[0])) as direct,
-        serve_http("--root", str(roots[1]), env={"LIVETOOLS_HTTP_DIRECT": "0"}) as sdk,
+        serve_http("--no-token", "--root", str(roots[0])) as direct,
+        serve_http(
+            "--no-token", "--root", str(roots[1]), env={"LIVETOOLS_HTTP_DIRECT": "0"}
+        ) as sdk,
     ):
         yield direct, sdk
     for root in roots:

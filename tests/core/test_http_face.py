@@ -20,7 +20,7 @@ ERAS = ["handshake", "modern"]
 @pytest.fixture(scope="module")
 def served(tmp_path_factory: pytest.TempPathFactory) -> Any:
     root = tmp_path_factory.mktemp("http_root")
-    with serve_http("--root", str(root)) as server:
+    with serve_http("--no-token", "--root", str(root)) as server:
         yield server, root
 
 
@@ -51,7 +51,7 @@ async def test_tools_results_and_writes(era: str, served: Any) -> None:
 @pytest.mark.parametrize("era", ERAS)
 async def test_tool_appearing_mid_run_is_announced(era: str, tmp_path: Path) -> None:
     # A fresh run per era: unlocking is per run.
-    with serve_http("--root", str(tmp_path)) as server:
+    with serve_http("--no-token", "--root", str(tmp_path)) as server:
         async with connect(era, f"{server.url}/mcp") as conn:
             assert "vault_peek" not in await conn.list_tools()
             out = await conn.call("unlock")
@@ -88,7 +88,7 @@ async def test_ask_user_over_http_elicitation(era: str, tmp_path: Path) -> None:
         "question": "Which database?",
         "options": [{"label": "postgres"}, {"label": "sqlite"}],
     }
-    with serve_http("--root", str(tmp_path)) as server:
+    with serve_http("--no-token", "--root", str(tmp_path)) as server:
         async with connect(era, f"{server.url}/mcp", elicitation=human) as conn:
             assert "ask_user" in await conn.list_tools()
             out = await conn.call("ask_user", question)

@@ -156,7 +156,9 @@ async def test_one_body_only_for_a_lone_call_that_asks_nothing(
 @pytest.mark.anyio
 async def test_handshake_era_calls_answered_as_json_on_one_connection(tmp_path: Path) -> None:
     testkit = {"LIVETOOLS_PLUGINS": "testkit"}
-    with serve_http("--root", str(tmp_path), "--approve", "ask", env=testkit) as server:
+    with serve_http(
+        "--no-token", "--root", str(tmp_path), "--approve", "ask", env=testkit
+    ) as server:
         url = f"{server.url}/mcp"
         accept = {"Accept": "application/json, text/event-stream"}
         async with http_client(**accept) as http:

@@ -1,6 +1,6 @@
 """The gate of `serve --http`: Host (421) and Origin (403) against DNS rebinding, bearer tokens
 (401, compared in constant time, only from the Authorization header), the request body limit
-(413), no binding beyond loopback without tokens, tokens never in the log, and a harness's own
+(413), no open server beyond loopback, tokens never in the log, and a harness's own
 token verifier."""
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ def post(url: str, body: Any = INITIALIZE, **headers: str) -> httpx2.Response:
 @pytest.fixture(scope="module")
 def open_server(tmp_path_factory: pytest.TempPathFactory) -> Any:
     """Loopback, no token: the single run is open, the gate still checks Host and Origin."""
-    with serve_http("--root", str(tmp_path_factory.mktemp("open"))) as server:
+    with serve_http("--no-token", "--root", str(tmp_path_factory.mktemp("open"))) as server:
         yield server
 
 
@@ -83,23 +83,29 @@ async def test_token_opens_the_run_and_never_reaches_the_log(era: str, token_ser
     assert TOKEN not in token_server.log
 
 
-def test_no_binding_beyond_loopback_without_a_token(tmp_path: Path) -> None:
+def test_no_open_server_beyond_loopback(tmp_path: Path) -> None:
+    """--no-token is loopback only, and a run server always has an admin token."""
     command = [sys.executable, "-m", "livetools.faces.cli", "serve", "--http", "0.0.0.0:0"]
     env = plugin_env()
     env.pop("LIVETOOLS_HTTP_TOKEN", None)
     done = subprocess.run(
-        [*command, "--root", str(tmp_path)], env=env, capture_output=True, text=True, timeout=WAIT
-    )
-    assert done.returncode == 2
-    assert "binding beyond loopback needs a token" in done.stderr
-    done = subprocess.run(
-        [*command, "--runs-under", str(tmp_path)],
+        [*command, "--no-token", "--root", str(tmp_path)],
         env=env,
         capture_output=True,
         text=True,
         timeout=WAIT,
     )
-    assert done.returncode == 2 and "needs a token" in done.stderr
+    assert done.returncode == 2
+    assert "--no-token serves anyone who reaches 0.0.0.0" in done.stderr
+    command[-1] = "127.0.0.1:0"
+    done = subprocess.run(
+        [*command, "--no-token", "--runs-under", str(tmp_path)],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=WAIT,
+    )
+    assert done.returncode == 2 and "--runs-under needs an admin token" in done.stderr
 
 
 def test_beyond_loopback_with_a_token_checks_it(tmp_path: Path) -> None:

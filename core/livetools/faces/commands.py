@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from ..host import Host
+from ..options import OptionError
 from ..ports import Ports
 from ..results import Result, json_line, scrub, scrub_json
 from ..run import is_usage_error
@@ -171,8 +172,13 @@ async def cmd_status(args: argparse.Namespace) -> int:
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
+    from .mcp.http.command import SetupError, check_flags
     from .mcp.server import main as serve
 
+    try:
+        check_flags(args)  # flags that mean something only with --http are not ignored
+    except SetupError as exc:
+        raise UsageError(str(exc)) from None
     if args.http:
         from .mcp.http.command import main as serve_http
 
@@ -197,8 +203,10 @@ OPTIONS = """run options (--option KEY=VALUE, repeatable; VALUE is JSON when it 
 string; a dotted KEY nests), with their defaults in seconds:
   debug_ttl=1800  debug_wait=10  debug_launch_wait=30  eval_idle_timeout=300
   eval_interrupt_grace=3  ask_expiry=600  lsp.request_timeout=30  lsp.init_timeout=45
-  call_timeouts.TOOL=SECONDS  eval=false  lsp=false (turn a family off)  vibe_config=PATH
-Keys no plugin reads are ignored."""
+  call_timeouts.TOOL=SECONDS  eval=false  lsp=false (turn a family off)
+Every option is checked before the run starts (exit 2 naming it): unknown names (with the
+nearest known one), wrong types; booleans are true/false/yes/no/1/0 in any case.
+`livetools status --json` lists every option the installed families declare."""
 
 CALL_HELP = """ARGS_JSON is one JSON object of the tool's arguments, as `livetools tools --format
 json` lists them under "parameters", e.g. '{"pattern": "print($A)", "path": "src"}'
@@ -247,6 +255,35 @@ Files: $XDG_RUNTIME_DIR/livetools, else ~/.cache/livetools/resident (0700, socke
 this user's processes are answered). After upgrading or editing livetools, stop residents."""
 
 
+def versions() -> str:
+    """`livetools X.Y.Z`, then one line per installed family plugin (its distribution)."""
+    from ..hooks.entrypoints import entry_points
+
+    try:
+        from importlib.metadata import version
+
+        lines = [f"livetools {version('livetools')}"]
+    except Exception:  # not installed as a distribution (a bare checkout on sys.path)
+        lines = ["livetools (version unknown: not installed)"]
+    seen: set[str] = set()
+    for ep in sorted(entry_points("livetools"), key=lambda e: e.distribution):
+        if ep.distribution not in seen:
+            seen.add(ep.distribution)
+            lines.append(f"{ep.distribution} {ep.version} (plugin {ep.name})")
+    return "\n".join(lines)
+
+
+class _Version(argparse.Action):
+    """--version, worked out only when asked (metadata is not read on every start)."""
+
+    def __init__(self, option_strings: list[str], dest: str, **kwargs: Any) -> None:
+        super().__init__(option_strings, dest, nargs=0, help=kwargs.get("help"))
+
+    def __call__(self, parser: argparse.ArgumentParser, *args: Any) -> None:
+        print(versions())
+        parser.exit(0)
+
+
 def parser() -> argparse.ArgumentParser:
     raw = argparse.RawDescriptionHelpFormatter
     top = argparse.ArgumentParser(
@@ -254,6 +291,9 @@ def parser() -> argparse.ArgumentParser:
         description="Tools bound to live resources of one agent run.",
         epilog=f"{EXIT_CODES}\n\n{SURFACES}",
         formatter_class=raw,
+    )
+    top.add_argument(
+        "--version", action=_Version, help="print the versions of livetools and its plugins"
     )
     sub = top.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
@@ -391,15 +431,19 @@ def main(argv: list[str] | None = None) -> int:
     try:
         args = parser().parse_args(argv)
         if args.command == "serve":
+            if args.http:  # its runs open later (POST /runs): check the options now
+                _host(with_harness=True).check_options(_options(args))
             return cmd_serve(args)
         if args.command == "resident":
             from .resident import control
 
+            if args.action == "start":  # refused here, not in a detached process's log
+                _host().check_options(_options(args))
             return control.main(args, _options, _root)
         code = asyncio.run(COMMANDS[args.command](args))
         sys.stdout.flush()  # here, where a closed pipe is caught, not at interpreter exit
         return code
-    except (UsageError, SandboxOptionError) as exc:
+    except (UsageError, SandboxOptionError, OptionError) as exc:
         print(f"livetools: {exc}", file=sys.stderr)
         return 2
     except BrokenPipeError:

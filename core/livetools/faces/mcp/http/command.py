@@ -2,7 +2,9 @@
 the uvicorn server that runs the app until SIGTERM (then every run closes, within a bound).
 
 Tokens come from the environment (`LIVETOOLS_HTTP_TOKEN`) or a file (`--token-file`), never
-from the command line, where any local user could read them in the process list."""
+from the command line, where any local user could read them in the process list; with neither,
+one is made (tokens.py). Flags that mean something only over HTTP are refused without `--http`
+rather than ignored."""
 
 from __future__ import annotations
 
@@ -13,28 +15,64 @@ import gc
 import importlib
 import logging
 import os
+import re
 import socket
 import sys
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
-TOKEN_ENV = "LIVETOOLS_HTTP_TOKEN"
+from .header_deadline import DEFAULT_HEADER_TIMEOUT, protocol_class
+from .tokens import (
+    TOKEN_ENV,
+    MadeToken,
+    TokenError,
+    announce,
+    env_token,
+    make_token,
+    read_token_file,
+    warn_open,
+)
+
 LOG_ENV = "LIVETOOLS_HTTP_LOG"
 
 HELP = """serve --http: MCP streamable HTTP (both protocol eras on one URL). With --root, one run
 at /mcp; with --runs-under DIR, a run server: POST /runs {root, surface, conversation_id,
 options} with the admin token answers {run_id, url, token}; GET /runs; DELETE /runs/ID; each
 run's MCP endpoint is /runs/ID/mcp and takes only its own token. The token (single run: the run's;
-run server: the admin's) comes from $LIVETOOLS_HTTP_TOKEN or --token-file; clients send
-"Authorization: Bearer TOKEN". Binding beyond loopback needs a token."""
+run server: the admin's) comes from $LIVETOOLS_HTTP_TOKEN or --token-file (mode 600); with
+neither, one is made, written to a 0600 file under $XDG_RUNTIME_DIR/livetools/http (else
+~/.cache/livetools/http) and printed once. Clients send "Authorization: Bearer TOKEN".
+--no-token serves without one (loopback only: every local user can then call the tools)."""
+
+INSTANCE = re.compile(r"[A-Za-z0-9_.-]{1,40}")
+DEFAULT_RUN_TTL = 1800.0
+DEFAULT_MAX_RUNS = 64
+
+
+class DefaultRoot(str):
+    """`--root`'s default ("."), told apart from a `--root .` the user typed."""
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--http", metavar="[HOST:]PORT", help="serve MCP over HTTP (see below)")
     p.add_argument("--runs-under", metavar="DIR", help="--http: a run server for roots under DIR")
     p.add_argument("--instance", help="--http: run ids start with NAME- (routing by path)")
-    p.add_argument("--token-file", metavar="FILE", help=f"--http: the token (else ${TOKEN_ENV})")
+    p.add_argument(
+        "--token-file", metavar="FILE", help=f"--http: the token, mode 600 (else ${TOKEN_ENV})"
+    )
+    p.add_argument(
+        "--no-token",
+        action="store_true",
+        help="--http: serve loopback without a token (every local user can call the tools)",
+    )
+    p.add_argument(
+        "--header-timeout",
+        type=float,
+        metavar="SECONDS",
+        help=f"--http: a request's headers must arrive within this (default "
+        f"{DEFAULT_HEADER_TIMEOUT:.0f})",
+    )
     p.add_argument(
         "--allow-host",
         action="append",
@@ -52,11 +90,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--run-ttl",
         type=float,
-        default=1800.0,
         metavar="SECONDS",
-        help="--http: an idle run closes after this long (default 1800)",
+        help=f"--http: an idle run closes after this long (default {DEFAULT_RUN_TTL:.0f})",
     )
-    p.add_argument("--max-runs", type=int, default=64, help="--http: open runs at most (503 past)")
+    p.add_argument(
+        "--max-runs", type=int, help=f"--http: open runs at most (default {DEFAULT_MAX_RUNS})"
+    )
     p.add_argument(
         "--token-verifier",
         metavar="MODULE:ATTR",
@@ -80,6 +119,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         metavar="SCOPE",
         help="--http: a scope every verified token must carry (403 without), repeatable",
     )
+    p.set_defaults(root=DefaultRoot("."))
 
 
 class SetupError(Exception):
@@ -96,17 +136,62 @@ def parse_bind(value: str) -> tuple[str, int]:
     return host, int(port)
 
 
+HTTP_ONLY = (
+    "runs_under",
+    "instance",
+    "token_file",
+    "no_token",
+    "header_timeout",
+    "allow_host",
+    "allow_origin",
+    "run_ttl",
+    "max_runs",
+    "token_verifier",
+    "auth_issuer",
+    "resource_url",
+    "required_scope",
+)
+
+
+def flag_name(dest: str) -> str:
+    return "--" + dest.replace("_", "-")
+
+
+def check_flags(args: argparse.Namespace) -> None:
+    """Flag combinations that would otherwise be ignored: SetupError names them."""
+    given = [flag_name(d) for d in HTTP_ONLY if getattr(args, d, None) not in (None, False, [])]
+    if not args.http:
+        if given:
+            raise SetupError(
+                f"{', '.join(given)} only mean something with --http [HOST:]PORT; add it, or "
+                "drop them to serve MCP over stdio"
+            )
+        return
+    if args.runs_under and not isinstance(args.root, DefaultRoot):
+        raise SetupError(
+            "--root and --runs-under: pick one (--root serves one run; --runs-under serves runs "
+            "that clients open under DIR with POST /runs)"
+        )
+    if args.instance is not None and not args.runs_under:
+        raise SetupError("--instance names the runs of a run server: it needs --runs-under DIR")
+    if args.instance is not None and not INSTANCE.fullmatch(args.instance):
+        raise SetupError(
+            f"--instance {args.instance!r}: 1 to 40 letters, digits, '_', '.' or '-' (it starts "
+            "every run id, which is part of the run's URL)"
+        )
+    if args.no_token and (args.token_file or env_token() or args.token_verifier):
+        source = "--token-file" if args.token_file else "--token-verifier"
+        source = f"${TOKEN_ENV}" if not args.token_file and env_token() else source
+        raise SetupError(f"--no-token and {source}: pick one")
+    if args.header_timeout is not None and args.header_timeout <= 0:
+        raise SetupError("--header-timeout must be positive (seconds)")
+
+
 def read_token(args: argparse.Namespace) -> str | None:
-    if args.token_file:
-        try:
-            token = Path(args.token_file).read_text(encoding="utf-8").strip()
-        except OSError as exc:
-            raise SetupError(f"--token-file: {exc.strerror}") from None
-        if not token:
-            raise SetupError("--token-file: the file is empty")
-        return token
-    token = os.environ.get(TOKEN_ENV, "").strip()
-    return token or None
+    try:
+        return read_token_file(args.token_file) if args.token_file else env_token()
+    except TokenError as exc:
+        raise SetupError(str(exc)) from None
 
 
 def load_verifier(spec: str | None) -> Any:
@@ -171,8 +256,9 @@ def settle_heap() -> None:
 
 def main(args: argparse.Namespace, root: Path | None, options: dict[str, Any]) -> int:
     try:
+        check_flags(args)
         return asyncio.run(_serve(args, root, options))
-    except SetupError as exc:
+    except (SetupError, TokenError) as exc:
         print(f"livetools serve: {exc}", file=sys.stderr)
         return 2
 
@@ -195,15 +281,40 @@ async def _serve(args: argparse.Namespace, root: Path | None, options: dict[str,
     runs_under = Path(args.runs_under) if args.runs_under else None
     if runs_under is not None and not runs_under.is_dir():
         raise SetupError(f"--runs-under {args.runs_under}: not a directory")
-    if not is_loopback(bind_host) and token is None and verifier is None:
+    if args.no_token and not is_loopback(bind_host):
         raise SetupError(
-            f"--http {args.http}: binding beyond loopback needs a token (${TOKEN_ENV} or "
-            "--token-file) or --token-verifier"
+            f"--no-token serves anyone who reaches {bind_host}: bind 127.0.0.1 or drop "
+            f"--no-token (a token is then made, or give one with ${TOKEN_ENV} or --token-file)"
         )
-    if runs_under is not None and token is None and verifier is None:
-        raise SetupError(f"--runs-under needs an admin token (${TOKEN_ENV} or --token-file)")
-    if args.max_runs < 1 or args.run_ttl <= 0:
+    if runs_under is not None and args.no_token:
+        raise SetupError(
+            "--runs-under needs an admin token: drop --no-token (one is made, or give "
+            f"${TOKEN_ENV} or --token-file)"
+        )
+    run_ttl = args.run_ttl if args.run_ttl is not None else DEFAULT_RUN_TTL
+    max_runs = args.max_runs if args.max_runs is not None else DEFAULT_MAX_RUNS
+    if max_runs < 1 or run_ttl <= 0:
         raise SetupError("--max-runs and --run-ttl must be positive")
+
+    family = socket.AF_INET6 if ":" in bind_host else socket.AF_INET
+    # IPPROTO_TCP, not 0: asyncio sets TCP_NODELAY only on sockets whose proto says TCP, and
+    # without it every response after a connection's first waits ~40 ms on the delayed ACK of
+    # its headers (Nagle), which was the floor of every call over a kept-alive connection.
+    sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((bind_host, port))
+    except OSError as exc:
+        raise SetupError(f"--http {args.http}: {exc.strerror}") from None
+    sock.listen(1024)
+    sock.setblocking(False)
+    bound_port = sock.getsockname()[1]
+    made: MadeToken | None = None
+    if token is None and verifier is None and not args.no_token:
+        made = make_token(bind_host, bound_port)  # the port is known once bound (0 = any)
+        token = made.token
+    if args.no_token:
+        warn_open(f"{bind_host}:{bound_port}")
 
     with contextlib.redirect_stdout(sys.stderr):
         host = Host(plugins=[(harness.PLUGIN_NAME, harness)])
@@ -213,8 +324,8 @@ async def _serve(args: argparse.Namespace, root: Path | None, options: dict[str,
         metrics,
         runs_under=runs_under,
         instance=args.instance,
-        ttl=args.run_ttl if runs_under is not None else None,
-        max_runs=args.max_runs,
+        ttl=run_ttl if runs_under is not None else None,
+        max_runs=max_runs,
         defaults=options if runs_under is not None else None,
     )
     gate = Gate.build(
@@ -247,19 +358,6 @@ async def _serve(args: argparse.Namespace, root: Path | None, options: dict[str,
         opener = open_single
 
     app = App(runs, gate, metrics, opener)
-    family = socket.AF_INET6 if ":" in bind_host else socket.AF_INET
-    # IPPROTO_TCP, not 0: asyncio sets TCP_NODELAY only on sockets whose proto says TCP, and
-    # without it every response after a connection's first waits ~40 ms on the delayed ACK of
-    # its headers (Nagle), which was the floor of every call over a kept-alive connection.
-    sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    try:
-        sock.bind((bind_host, port))
-    except OSError as exc:
-        raise SetupError(f"--http {args.http}: {exc.strerror}") from None
-    sock.listen(1024)
-    sock.setblocking(False)
-    bound_port = sock.getsockname()[1]
     config = uvicorn.Config(
         app,
         log_level="warning",
@@ -267,8 +365,9 @@ async def _serve(args: argparse.Namespace, root: Path | None, options: dict[str,
         lifespan="on",
         timeout_graceful_shutdown=5,
         ws="none",
+        http=protocol_class(args.header_timeout or DEFAULT_HEADER_TIMEOUT),
     )
-    server = uvicorn.Server(config)
+    server = _server_class()(config, made)
     # LIVETOOLS_HTTP_LOG=info adds one line per request (method, path, status, time; never a
     # header, so never a token).
     level = os.environ.get(LOG_ENV, "warning").upper()
@@ -279,6 +378,8 @@ async def _serve(args: argparse.Namespace, root: Path | None, options: dict[str,
 
     def ready() -> None:
         settle_heap()
+        if made is not None:
+            announce(made)
         print(
             f"livetools serve: listening on http://{shown}:{bound_port} ({what})",
             file=sys.stderr,
@@ -288,3 +389,24 @@ async def _serve(args: argparse.Namespace, root: Path | None, options: dict[str,
     app.on_ready = ready
     await server.serve(sockets=[sock])
     return 0 if server.started else 1
+
+
+def _server_class() -> type[Any]:
+    import uvicorn
+
+    class Server(uvicorn.Server):
+        """uvicorn's, removing a made token's file at shutdown: after it, uvicorn raises the
+        SIGTERM it caught again, and the process ends without unwinding."""
+
+        def __init__(self, config: uvicorn.Config, made: MadeToken | None) -> None:
+            super().__init__(config)
+            self.made = made
+
+        async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
+            try:
+                await super().shutdown(sockets=sockets)
+            finally:
+                if self.made is not None:
+                    self.made.remove()
+
+    return Server

@@ -70,7 +70,7 @@ class ProtectedResource:
         elif single and path == "/mcp":
             pass
         elif not single and len(parts) == 3 and parts[0] == "runs" and parts[2] == "mcp":
-            if not parts[1] or not all(c.isalnum() or c in "-_" for c in parts[1]):
+            if not parts[1] or not all(c.isalnum() or c in "-_." for c in parts[1]):
                 return None
             scopes += [f"{RUN_SCOPE_PREFIX}{parts[1]}", ANY_RUN_SCOPE]
         else:

@@ -335,6 +335,11 @@ class App:
             return _error(400, '"surface" must be a string and "options" an object')
         if conversation_id is not None and not isinstance(conversation_id, str):
             return _error(400, '"conversation_id" must be a string')
+        for name, value in (("root", spec["root"]), ("conversation_id", conversation_id)):
+            if value is not None and (problem := _unusable(value)):
+                return _error(400, f'"{name}" {problem}')
+        if conversation_id is not None and len(conversation_id) > MAX_CONVERSATION_ID:
+            return _error(400, f'"conversation_id": at most {MAX_CONVERSATION_ID} characters')
         try:
             root = self.runs.confine(spec["root"])
             surface = resolve_surface(self.runs.host, surface_name)
@@ -367,7 +372,29 @@ class App:
             "idle_seconds": round(slot.idle_seconds(), 1),
             "calls": slot.face.calls,
             "url": f"/runs/{slot.id}/mcp" if not self.single else "/mcp",
+            # families that failed to connect (their tools answer why) and the run's problems
+            "unavailable": dict(slot.run.unavailable),
+            "problems": list(slot.run.problems),
         }
+
+
+MAX_CONVERSATION_ID = 256
+
+
+def _unusable(text: str) -> str | None:
+    """Why a client's string cannot name a folder or a conversation, None when it can: a NUL
+    (no path holds one) or a lone surrogate (no UTF-8 does: it would fail every listing that
+    shows it, not only this request)."""
+    if "\x00" in text:
+        return "contains a NUL character; send the name without it"
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        return (
+            f"contains a lone surrogate (\\u{ord(text[exc.start]):04x} at {exc.start}), which no "
+            "UTF-8 text holds; send the name as valid Unicode"
+        )
+    return None
 
 
 def _handshake_post(scope: Scope) -> bool:
