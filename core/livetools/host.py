@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from .hooks import Plugins
+from .options import CORE, Declared, declared_by, validate
 from .ports import Ports
 from .run import Run
 from .tiers import BUILTIN_SURFACES, Surface, Tier
@@ -33,6 +34,27 @@ class Host:
         )
         self.plugins.check_unknown_hooks()
         self.surfaces: dict[str, Surface] = dict(BUILTIN_SURFACES)
+        self._declared: Declared | None = None
+
+    @property
+    def declared_options(self) -> Declared:
+        """Every run option core and the loaded plugins declare (worked out once: the plugins
+        do not change after the host is built)."""
+        if self._declared is None:
+            plugins = self.plugins
+            inactive = set(plugins.blocked) | {f.name for f in plugins.failures}
+            declared = declared_by(
+                plugins.impls("livetools_options"), [p.name for p in plugins.loaded], inactive
+            )
+            for option in CORE:
+                declared.add(option, "core")
+            self._declared = declared
+        return self._declared
+
+    def check_options(self, options: dict[str, Any] | None) -> dict[str, Any]:
+        """The options as a run keeps them (coerced), or OptionError saying what is wrong with
+        each bad one: what every face calls before anything starts."""
+        return validate(options, self.declared_options)
 
     def define_surface(
         self, name: str, tiers: Iterable[Tier | str], exclude: Iterable[str] = ()
@@ -60,13 +82,13 @@ class Host:
         ports: Ports | None = None,
         options: dict[str, Any] | None = None,
     ) -> _RunOpener:
-        """`run = await host.open_run(root)` or `async with host.open_run(root) as run:`."""
+        """`run = await host.open_run(root)` or `async with host.open_run(root) as run:`.
+        Bad options raise OptionError here, before anything starts."""
+        checked = self.check_options(options)
         path = Path(root).resolve()
         if not path.is_dir():
             raise NotADirectoryError(f"run root {root} is not a directory")
-        run = Run(
-            self, path, conversation_id or uuid.uuid4().hex, ports or Ports(), dict(options or {})
-        )
+        run = Run(self, path, conversation_id or uuid.uuid4().hex, ports or Ports(), checked)
         return _RunOpener(run)
 
 

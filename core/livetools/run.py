@@ -85,6 +85,8 @@ class Run:
         self.resources: dict[str, Resource] = {}
         self._offered: dict[str, set[str]] = {}  # plugin -> keys it offered at last discovery
         self.problems: list[str] = []
+        # plugin -> why its resource failed to connect: its tools stay listed and say so
+        self.unavailable: dict[str, str] = {}
         self.registry = Registry()
         self._locks: dict[str, asyncio.Lock] = {}
         self._listeners: list[Callable[[], object]] = []
@@ -137,10 +139,13 @@ class Run:
             try:
                 offered = _as_list(await maybe_await(impl.function(run=self)))
             except Exception as exc:
-                self.problems.append(
-                    f"plugin {plugin}: resource discovery failed: {type(exc).__name__}: {exc}"
-                )
+                reason = cap_value(str(exc) or type(exc).__name__, 300)
+                if self.unavailable.get(plugin) != reason:
+                    self.problems.append(f"plugin {plugin}: resource discovery failed: {reason}")
+                    changed |= plugin not in self.unavailable
+                    self.unavailable[plugin] = reason
                 continue
+            changed |= self.unavailable.pop(plugin, None) is not None
             keys = {r.key for r in offered}
             for key in self._offered.get(plugin, set()) - keys:
                 resource = self.resources.pop(key, None)
@@ -198,7 +203,12 @@ class Run:
         return self.resources.get(key)
 
     def _live(self, tool: Tool) -> bool:
-        return tool.resource is None or tool.resource in self.resources
+        """Callable now, or listed to say why not (its family failed to connect)."""
+        return (
+            tool.resource is None
+            or tool.resource in self.resources
+            or tool.plugin in self.unavailable
+        )
 
     def tools(self, surface: str | Surface = "agent") -> list[Tool]:
         s = self.host.surface(surface)
@@ -234,6 +244,13 @@ class Run:
             shown_name = name[:80] if isinstance(name, str) else shown(name, 80)
             return usage_error(
                 f'unknown tool "{shown_name}" on surface "{s.name}"; tools here: {names}'
+            )
+        if tool.resource is not None and tool.resource not in self.resources:
+            why = self.unavailable.get(tool.plugin, "its resource is not connected")
+            return Result.error(
+                f"{tool.plugin} is not available in this run: {why}; other tools still work "
+                "(livetools status shows every family's state)",
+                data={"error": "unavailable", "family": tool.plugin, "reason": why},
             )
         args = args if args is not None else {}
         fields = ", ".join(tool.args.model_fields) or "none"

@@ -13,6 +13,7 @@ import livetools_testkit
 from livetools import CallContext, Host, Ports, Result, StagedEdit, Tier, Tool, hookimpl
 from livetools.approvals import asks_in_call, confirm, describe_args
 from livetools.faces.status import render_status, status_report
+from livetools.options import OptionError
 from livetools.questions import Answer, Approval, Decision, Question, QuestionPortDetached
 
 
@@ -188,10 +189,10 @@ async def test_a_plain_question_port_gets_the_card_as_a_question(tmp_path):
 
 
 async def test_a_bad_policy_fails_closed(tmp_path):
-    async with host().open_run(tmp_path, options={"approve": "sometimes"}) as run:
-        out = await run.call("touch", TOUCH)
-        assert out.is_error and "approve='sometimes'" in out.text
-        assert any("approve='sometimes'" in p for p in run.problems)
+    # Refused before the run opens: nothing runs under a policy nobody can read.
+    with pytest.raises(OptionError, match="option approve: expected one of allow, deny, ask"):
+        await host().open_run(tmp_path, options={"approve": "sometimes"})
+    assert not (tmp_path / "a.txt").exists()
 
 
 async def test_in_call_approval_sees_the_staged_count_and_writes_nothing_on_deny(tmp_path):

@@ -85,7 +85,8 @@ async def test_nothing_configured_is_a_clear_error_and_a_status_reason(tmp_path)
 
 
 async def test_no_vibe_tools_without_vibe_mode(tmp_path):
-    for options in ({}, {"vibe": False}, {"vibe": "yes"}):
+    # Any spelling of false is off (the options are checked and coerced when the run opens).
+    for options in ({}, {"vibe": False}, {"vibe": "no"}, {"vibe": "False"}, {"vibe": 0}):
         async with Host().open_run(tmp_path, options=options) as run:
             assert not [t for t in run.tools() if t.name.startswith("vibe_")]
             assert run.resource("vibe") is None

@@ -11,6 +11,7 @@ import asyncio
 from typing import Any
 
 from ..host import Host
+from ..options import describe
 from ..run import Run
 
 # Why a built-in family has no tools in a plain run: its resource needs a port or a mode the
@@ -40,7 +41,9 @@ async def status_report(host: Host, run: Run) -> dict[str, Any]:
             "version": p.version,
             "tools": names,
         }
-        if not names:
+        if p.name in run.unavailable:
+            entry["unavailable"] = run.unavailable[p.name]
+        elif not names:
             entry["reason"] = ABSENT.get(p.name, ABSENT_DEFAULT)
         plugins.append(entry)
     sandbox = run.sandbox
@@ -53,6 +56,8 @@ async def status_report(host: Host, run: Run) -> dict[str, Any]:
         "resources": resources,
         "approval": run.approval.status(),
         "problems": run.problems,
+        "unavailable": dict(run.unavailable),
+        "options": describe(host.declared_options),
     }
 
 
@@ -93,7 +98,9 @@ def render_status(report: dict[str, Any]) -> str:
         lines.append(f"sandbox: {report['sandbox']} (every process of the run starts there)")
     shown: set[str] = set()
     for p in report["plugins"]:
-        what = ", ".join(p["tools"]) if p["tools"] else f"no tools: {p['reason']}"
+        what = ", ".join(p["tools"]) if p["tools"] else f"no tools: {p.get('reason')}"
+        if p.get("unavailable"):
+            what += f" (not available in this run: {p['unavailable']})"
         lines.append(f"{p['name']}: {what}")
         info = report["resources"].get(p["name"])
         if isinstance(info, dict):

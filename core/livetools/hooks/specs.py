@@ -1,4 +1,4 @@
-"""Hookspecs of the host. These three are all the host itself knows about; a family adds its own
+"""Hookspecs of the host. These are all the host itself knows about; a family adds its own
 (language servers, adapters, grammars, kernels, worker backends) through `livetools_addhooks`."""
 
 from __future__ import annotations
@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 import pluggy
 
 if TYPE_CHECKING:
+    from ..options import Option
     from ..resources import Resource
     from ..run import Run
     from ..tools import Tool
@@ -46,3 +47,10 @@ def livetools_observe_write(
     """Write wrapping: return an async context manager entered before a write of `paths`
     (absolute, inside the run root) and exited after it; append to `notes` on exit to attach
     remarks to the write's result (e.g. newly introduced diagnostics). None = not interested."""
+
+
+@hookspec
+def livetools_options() -> list[Option] | Option | None:
+    """The run options this plugin reads, each with its kind, default and one-line doc
+    (`livetools.options`). The host checks every run's options against all declarations before
+    the run opens: an undeclared name is refused, so declare every option the family reads."""

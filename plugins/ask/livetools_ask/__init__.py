@@ -10,13 +10,26 @@ from __future__ import annotations
 from typing import Any
 
 from livetools import Resource, Tier, Tool, hookimpl
+from livetools.options import Number, Option
 
-from .tool import AskArgs, AskDesk, ask_user, expiry_seconds
+from .tool import DEFAULT_EXPIRY, AskArgs, AskDesk, ask_user, expiry_seconds
 
 DESCRIPTION = (
     "Ask the operator a question and wait for the answer (blocks). Use instead of asking in "
     "chat, which would end your turn. Skipped or expired: continue on a stated assumption."
 )
+
+
+@hookimpl
+def livetools_options() -> list[Option]:
+    return [
+        Option(
+            "ask_expiry",
+            Number(),
+            600.0,
+            "seconds a question waits for the human (also $LIVETOOLS_ASK_EXPIRY)",
+        ),
+    ]
 
 
 @hookimpl
@@ -30,6 +43,10 @@ def livetools_resources(run: Any) -> Resource | None:
 
 @hookimpl
 def livetools_register_tools(register: Any, run: Any) -> None:
+    try:
+        expiry = expiry_seconds(run.options)
+    except ValueError:  # the desk did not connect either: the tool says why when called
+        expiry = DEFAULT_EXPIRY
     register(
         Tool(
             "ask_user",
@@ -39,6 +56,6 @@ def livetools_register_tools(register: Any, run: Any) -> None:
             DESCRIPTION,
             resource="ask",
             # The host's wall bound sits above the question's own expiry, which is the real limit.
-            timeout=expiry_seconds(run.options) + 30,
+            timeout=expiry + 30,
         )
     )

@@ -7,6 +7,7 @@ from collections.abc import Callable
 from typing import Any
 
 from livetools import Tier, Tool, hookimpl
+from livetools.options import Integer, Option
 
 from .grammar import Grammar
 
@@ -18,6 +19,36 @@ def livetools_addhooks(pluginmanager: Any) -> None:
     from . import hookspecs
 
     pluginmanager.add_hookspecs(hookspecs)
+
+
+@hookimpl
+def livetools_options() -> list[Option]:
+    return [
+        Option(
+            "astgrep.workers",
+            Integer(0, "worker processes"),
+            2,
+            "search worker processes (default: up to 2)",
+        ),
+        Option(
+            "astgrep.inline_bytes",
+            Integer(0, "bytes"),
+            4 << 20,
+            "a cold search of less source than this runs in-process",
+        ),
+        Option(
+            "astgrep.cache_bytes",
+            Integer(0, "bytes"),
+            1 << 30,
+            "memory a process may hold in parsed trees",
+        ),
+        Option(
+            "astgrep.max_file_bytes",
+            Integer(1, "bytes"),
+            2 << 20,
+            "files larger than this are skipped",
+        ),
+    ]
 
 
 @hookimpl

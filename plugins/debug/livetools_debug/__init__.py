@@ -11,6 +11,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from livetools import hookimpl
+from livetools.options import Number, Option
 
 from . import hookspecs
 
@@ -23,6 +24,20 @@ if TYPE_CHECKING:
 @hookimpl
 def livetools_addhooks(pluginmanager: Any) -> None:
     pluginmanager.add_hookspecs(hookspecs)
+
+
+@hookimpl
+def livetools_options() -> list[Option]:
+    return [
+        Option("debug_ttl", Number(), 1800.0, "seconds an idle debug session lives"),
+        Option("debug_wait", Number(), 10.0, "seconds continue/step/pause wait for a stop"),
+        Option(
+            "debug_launch_wait", Number(), 30.0, "seconds launch/attach wait for the first stop"
+        ),
+        Option(
+            "debug_request_timeout", Number(), 10.0, "seconds one request to the adapter may take"
+        ),
+    ]
 
 
 @hookimpl

@@ -8,6 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from livetools import Resource, hookimpl
+from livetools.options import Check, Flag, Integer, Number, OffOr, Option, Text
 
 from . import hookspecs
 from .gateway_config import GatewaySpec
@@ -19,6 +20,56 @@ __all__ = ["GatewaySpec", "KernelSpec", "KernelUnavailable"]
 @hookimpl
 def livetools_addhooks(pluginmanager: Any) -> None:
     pluginmanager.add_hookspecs(hookspecs)
+
+
+def _kernels(value: Any) -> Any:
+    if isinstance(value, dict | str):
+        return value  # gateway_config words a bad table (a problem of the run, not of opening)
+    raise ValueError('a table language = kernelspec name, e.g. {"python": "python3"}')
+
+
+@hookimpl
+def livetools_options() -> list[Option]:
+    return [
+        Option("eval", Flag(), True, "false turns the eval tool off for the run"),
+        Option(
+            "eval_kernelspecs",
+            Flag(),
+            True,
+            "false: only the built-in kernels, not installed kernelspecs",
+        ),
+        Option(
+            "eval_idle_timeout",
+            Number(),
+            300.0,
+            "seconds without output before a cell is interrupted",
+        ),
+        Option(
+            "eval_interrupt_grace",
+            Number(),
+            3.0,
+            "seconds a kernel has to answer an interrupt before it is replaced",
+        ),
+        Option(
+            "eval_max_chars",
+            Integer(1, "characters"),
+            12_000,
+            "characters of a cell's output the model reads",
+        ),
+        Option(
+            "eval_gateway",
+            OffOr(Text()),
+            None,
+            "a Jupyter kernel gateway URL (false: none, even if configured)",
+        ),
+        Option("eval_gateway_token", Text(), None, "the gateway's token"),
+        Option(
+            "eval_gateway_kernels",
+            Check(_kernels, "a table language = kernelspec name"),
+            None,
+            "kernelspec name per language on the gateway",
+        ),
+    ]
 
 
 @hookimpl

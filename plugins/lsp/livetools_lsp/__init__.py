@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from livetools import Tier, Tool, hookimpl
+from livetools.options import Flag, Names, Number, Option
 
 from .spec import ServerSpec
 
@@ -46,6 +47,35 @@ def server_specs(run: Run) -> list[ServerSpec]:
             if isinstance(spec, ServerSpec) and spec.id not in seen:
                 seen[spec.id] = spec
     return list(seen.values())
+
+
+@hookimpl
+def livetools_options() -> list[Option]:
+    """`lsp=false` turns the family off; `lsp.NAME` configures it (the host checks both)."""
+    return [
+        Option("lsp", Flag(), True, "false turns the lsp family off for the run"),
+        Option(
+            "lsp.prefer",
+            Names(),
+            [],
+            "server ids tried first, in order (also $LIVETOOLS_LSP_SERVERS)",
+        ),
+        Option("lsp.disable", Names(), [], "server ids never started in this run"),
+        Option("lsp.request_timeout", Number(), 30.0, "seconds one request to a server may take"),
+        Option("lsp.init_timeout", Number(), 45.0, "seconds a server may take to initialize"),
+        Option(
+            "lsp.ready_timeout",
+            Number(),
+            30.0,
+            "seconds a cross-file question waits for a server to load its project",
+        ),
+        Option(
+            "lsp.diagnostics_on_write",
+            Flag(),
+            True,
+            "attach newly introduced diagnostics to a write's result",
+        ),
+    ]
 
 
 @hookimpl

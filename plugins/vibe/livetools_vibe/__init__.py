@@ -14,6 +14,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from livetools import hookimpl
+from livetools.options import Flag, Option, Settings
 
 from . import hookspecs
 from .backend import Backend, CallableBackend, WorkerFailure, WorkerRequest
@@ -42,6 +43,19 @@ def vibe_mode(run: Run) -> bool:
 @hookimpl
 def livetools_addhooks(pluginmanager: Any) -> None:
     pluginmanager.add_hookspecs(hookspecs)
+
+
+@hookimpl
+def livetools_options() -> list[Option]:
+    return [
+        Option("vibe", Flag(), False, "true turns vibe mode on (the vibe_* tools)"),
+        Option(
+            "vibe_config",
+            Settings(),
+            None,
+            "worker settings over the files' [vibe] tables (docs/vibe.md)",
+        ),
+    ]
 
 
 @hookimpl

@@ -85,6 +85,8 @@ def run_options(
             **({"root": sandbox_root} if sandbox_root else {}),
         }
     elif sandbox:
+        if sandbox == "none" and sandbox_root:
+            raise OptionError("--sandbox-root goes with --sandbox bwrap or --sandbox-wrap PREFIX")
         named = sandbox != "none" and sandbox_root
         options["sandbox"] = {"kind": sandbox, "root": sandbox_root} if named else sandbox
     elif sandbox_root:

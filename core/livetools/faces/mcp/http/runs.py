@@ -20,8 +20,10 @@ import anyio
 import anyio.abc
 
 from ....host import Host
+from ....options import OptionError
 from ....run import Run
 from ....sandbox import BwrapSandbox
+from ....sandbox.options import SandboxOptionError
 from ....tiers import Surface
 from .face import HttpFace
 from .metrics import Metrics
@@ -171,7 +173,12 @@ class Runs:
     def options_for(self, asked: dict[str, Any]) -> dict[str, Any]:
         """A created run's options: the server's, then the client's. The client may pick no
         sandbox or bwrap only where the server set none; a launcher is the operator's to give.
-        RunRefused (400) says which."""
+        RunRefused (400) says which, as it does for any option the families do not accept
+        (the sentence `call` and `session` print)."""
+        try:
+            asked = self.host.check_options(asked)
+        except OptionError as exc:
+            raise RunRefused(400, str(exc)) from None
         if "sandbox" not in asked:
             return {**self.defaults, **asked}
         wanted, mine = asked["sandbox"], self.defaults.get("sandbox")
@@ -204,7 +211,12 @@ class Runs:
             raise RunRefused(503, f"{self.max_runs} runs are open (the server's --max-runs)")
         self._opening += 1
         try:
-            run = await self.host.open_run(root, conversation_id=conversation_id, options=options)
+            try:
+                run = await self.host.open_run(
+                    root, conversation_id=conversation_id, options=options
+                )
+            except (OptionError, SandboxOptionError) as exc:
+                raise RunRefused(400, str(exc)) from None
             try:
                 face = HttpFace(
                     run,
