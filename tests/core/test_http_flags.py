@@ -58,7 +58,7 @@ def test_http_flags_without_http_are_refused(tmp_path: Path) -> None:
     "flags",
     [
         ["--no-token"],
-        ["--max-runs", "3"],
+        ["--max-runs", "0"],
         ["--allow-host", "proxy.example"],
         ["--header-timeout", "5"],
         ["--token-verifier", "m:V"],

@@ -157,9 +157,14 @@ def flag_name(dest: str) -> str:
     return "--" + dest.replace("_", "-")
 
 
+def _given(value: object) -> bool:
+    """A flag's value other than its default (None, False, []); a 0 counts as given."""
+    return value is not None and value is not False and value != []
+
+
 def check_flags(args: argparse.Namespace) -> None:
     """Flag combinations that would otherwise be ignored: SetupError names them."""
-    given = [flag_name(d) for d in HTTP_ONLY if getattr(args, d, None) not in (None, False, [])]
+    given = [flag_name(d) for d in HTTP_ONLY if _given(getattr(args, d, None))]
     if not args.http:
         if given:
             raise SetupError(
