@@ -215,7 +215,7 @@ def test_a_missing_family_is_named_and_a_blocked_one_passes_unchecked(monkeypatc
     }
     monkeypatch.delenv("LIVETOOLS_PLUGINS")
     bare = Host(entry_points=False)  # nothing installed
-    with pytest.raises(OptionError, match="the debug family is not installed .*livetools-debug"):
+    with pytest.raises(OptionError, match=r"the debug family is not installed .*livetools-debug"):
         bare.check_options({"debug_ttl": 5})
 
 
@@ -292,6 +292,9 @@ def test_session_exits_before_reading_a_line(tmp_path: Path) -> None:
         one_sentence_usage_error(bad, words)
 
 
+SERVE = (sys.executable, "-m", "livetools.faces.cli", "serve")
+
+
 def test_serve_over_stdio(tmp_path: Path) -> None:
     requests = "\n".join(
         json.dumps(r)
@@ -302,8 +305,7 @@ def test_serve_over_stdio(tmp_path: Path) -> None:
         )
     )
     proc = subprocess.Popen(
-        [sys.executable, "-m", "livetools.faces.cli", "serve", "--root", str(tmp_path)]
-        + ["--option", "eval=false"],
+        [*SERVE, "--root", str(tmp_path), "--option", "eval=false"],
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         stderr=subprocess.DEVNULL,
