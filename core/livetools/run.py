@@ -129,6 +129,19 @@ class Run:
                 self.problems.append(
                     f"plugin {plugin}: tool registration failed: {type(exc).__name__}: {exc}"
                 )
+        self._check_call_timeouts()
+
+    def _check_call_timeouts(self) -> None:
+        """`call_timeouts.TOOL` names a tool of this run: a misspelled one would leave the real
+        tool on its default bound without a word (the names are known only once registered)."""
+        names = [t.name for t in self.registry.all()]
+        wrong = [n for n in self.options.get("call_timeouts") or {} if n not in names]
+        if wrong:
+            from .options import OptionError, nearest
+
+            raise OptionError(
+                "; ".join(f"option call_timeouts.{n}: {nearest(n, names, 'tool')}" for n in wrong)
+            )
 
     async def _discover(self) -> bool:
         """Ask every plugin which resources it offers now; connect the new ones and close the

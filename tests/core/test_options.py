@@ -219,6 +219,15 @@ def test_a_missing_family_is_named_and_a_blocked_one_passes_unchecked(monkeypatc
         bare.check_options({"debug_ttl": 5})
 
 
+async def test_call_timeouts_name_a_tool_of_the_run(tmp_path: Path) -> None:
+    with pytest.raises(
+        OptionError, match=r"^option call_timeouts.ecko: no such tool; did you mean echo\?"
+    ):
+        await Host().open_run(tmp_path, options={"call_timeouts": {"ecko": 5}})
+    async with Host().open_run(tmp_path, options={"call_timeouts": {"echo": "5"}}) as run:
+        assert run.options["call_timeouts"] == {"echo": 5.0}
+
+
 # -- a family that fails to connect stays visible -------------------------------------------
 
 
@@ -378,6 +387,8 @@ def test_post_runs(run_server: Served) -> None:
             bad = http.post("/runs", json={"root": "a", "options": options})
             assert bad.status_code == 400, bad.text
             assert words in bad.text
+        typo = http.post("/runs", json={"root": "a", "options": {"call_timeouts": {"ecko": 1}}})
+        assert typo.status_code == 400 and "did you mean echo?" in typo.text, typo.text
         # A family that fails to connect: the run opens, and GET /runs/<id> says why.
         broken = http.post("/runs", json={"root": "a", "options": {"testkit_fail": True}})
         assert broken.status_code == 201, broken.text

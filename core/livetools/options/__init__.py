@@ -36,7 +36,15 @@ from .spec import (
     Table,
     Text,
 )
-from .validate import BUILTIN_FAMILIES, Declared, OptionError, declared_by, describe, validate
+from .validate import (
+    BUILTIN_FAMILIES,
+    Declared,
+    OptionError,
+    declared_by,
+    describe,
+    nearest,
+    validate,
+)
 
 __all__ = [
     "BUILTIN_FAMILIES",
@@ -58,6 +66,7 @@ __all__ = [
     "Text",
     "declared_by",
     "describe",
+    "nearest",
     "validate",
 ]
 

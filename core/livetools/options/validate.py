@@ -178,6 +178,15 @@ def _unknown(prefix: tuple[str, ...], word: str, declared: Declared) -> str:
     return f"unknown option {name}{where}; known: {listed or 'none'}"
 
 
+def nearest(word: str, known: list[str], what: str = "name") -> str:
+    """ "no such tool; did you mean X?" or the list of known names (capped)."""
+    near = difflib.get_close_matches(word, known, n=1, cutoff=0.6)
+    if near:
+        return f"no such {what}; did you mean {near[0]}?"
+    listed = ", ".join(sorted(known)[:40]) + (", …" if len(known) > 40 else "")
+    return f"no such {what}; known: {listed or 'none'}"
+
+
 def _got(value: Any) -> str:
     if isinstance(value, str):
         text = repr(value if len(value) <= 60 else value[:60] + "…")
