@@ -156,3 +156,12 @@ def test_token_file_of_mode_600_is_used(tmp_path: Path) -> None:
     args = ("--root", str(tmp_path), "--token-file", str(token_file))
     with serve_http(*args, env={"LIVETOOLS_HTTP_TOKEN": ""}) as server:
         assert "WARNING" not in server.log and "Authorization: Bearer" not in server.log
+
+
+def test_a_refused_start_leaves_no_token_file(tmp_path: Path) -> None:
+    state = tmp_path / "state"
+    state.mkdir(mode=0o700)
+    args = ["--http", "127.0.0.1:0", "--root", str(tmp_path), "--surface", "nonsense"]
+    err = refused(*args, env={"XDG_RUNTIME_DIR": str(state)})
+    assert "unknown surface" in err
+    assert not list(state.rglob("*.token"))

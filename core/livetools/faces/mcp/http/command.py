@@ -314,13 +314,6 @@ async def _serve(args: argparse.Namespace, root: Path | None, options: dict[str,
     sock.listen(1024)
     sock.setblocking(False)
     bound_port = sock.getsockname()[1]
-    made: MadeToken | None = None
-    if token is None and verifier is None and not args.no_token:
-        made = make_token(bind_host, bound_port)  # the port is known once bound (0 = any)
-        token = made.token
-    if args.no_token:
-        warn_open(f"{bind_host}:{bound_port}")
-
     with contextlib.redirect_stdout(sys.stderr):
         host = Host(plugins=[(harness.PLUGIN_NAME, harness)])
     metrics = Metrics()
@@ -332,14 +325,6 @@ async def _serve(args: argparse.Namespace, root: Path | None, options: dict[str,
         ttl=run_ttl if runs_under is not None else None,
         max_runs=max_runs,
         defaults=options if runs_under is not None else None,
-    )
-    gate = Gate.build(
-        bind_host,
-        allow_hosts=args.allow_host,
-        allow_origins=args.allow_origin,
-        admin_token=token if runs_under is not None else None,
-        verifier=verifier,
-        resource=resource,
     )
     opener: Callable[[], Awaitable[None]] | None = None
     if runs_under is None:
@@ -362,6 +347,23 @@ async def _serve(args: argparse.Namespace, root: Path | None, options: dict[str,
 
         opener = open_single
 
+    # Made once the port is known (0 = any) and after every refusal, so none leaves a file;
+    # open_single reads `token` when it runs, after this.
+    made: MadeToken | None = None
+    if token is None and verifier is None and not args.no_token:
+        made = make_token(bind_host, bound_port)
+        token = made.token
+    if args.no_token:
+        warn_open(f"{bind_host}:{bound_port}")
+
+    gate = Gate.build(
+        bind_host,
+        allow_hosts=args.allow_host,
+        allow_origins=args.allow_origin,
+        admin_token=token if runs_under is not None else None,
+        verifier=verifier,
+        resource=resource,
+    )
     app = App(runs, gate, metrics, opener)
     config = uvicorn.Config(
         app,
@@ -392,7 +394,11 @@ async def _serve(args: argparse.Namespace, root: Path | None, options: dict[str,
         )
 
     app.on_ready = ready
-    await server.serve(sockets=[sock])
+    try:
+        await server.serve(sockets=[sock])
+    finally:
+        if made is not None:
+            made.remove()  # a failed startup never reaches shutdown
     return 0 if server.started else 1
 
 
