@@ -38,7 +38,7 @@ from livetools.options import (
     Table,
     Text,
 )
-from tests.core.http_serving import WAIT, Served, serve_http
+from tests.core.http_serving import WAIT, Served, connect, serve_http, text_of
 from tests.core.mcp_conn import INITIALIZE
 from tests.support import plugin_env
 
@@ -374,7 +374,8 @@ def run_server(tmp_path: Path) -> Iterator[Served]:
         yield served
 
 
-def test_post_runs(run_server: Served) -> None:
+@pytest.mark.anyio
+async def test_post_runs(run_server: Served) -> None:
     headers = {"Authorization": f"Bearer {ADMIN}"}
     with httpx2.Client(base_url=run_server.url, timeout=WAIT, headers=headers) as http:
         made = http.post("/runs", json={"root": "a", "options": {"eval": "false"}})
@@ -395,6 +396,15 @@ def test_post_runs(run_server: Served) -> None:
         described = http.get(f"/runs/{broken.json()['run_id']}").json()
         assert "broken on purpose" in described["unavailable"]["testkit"]
         assert any("broken on purpose" in p for p in described["problems"])
+    # The run made with {"eval": "false"} has no eval; the broken family's tools say why.
+    async with connect("handshake", run_server.url + made.json()["url"], made.json()["token"]) as c:
+        names = await c.list_tools()
+        assert "echo" in names and "eval" not in names
+    async with connect(
+        "modern", run_server.url + broken.json()["url"], broken.json()["token"]
+    ) as c:
+        out = await c.call("echo", {"text": "hi"})
+        assert out.is_error and "testkit is not available in this run" in text_of(out)
 
 
 def test_serve_http_checks_its_options_before_it_serves(tmp_path: Path) -> None:
