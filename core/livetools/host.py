@@ -89,6 +89,7 @@ class Host:
         if not path.is_dir():
             raise NotADirectoryError(f"run root {root} is not a directory")
         run = Run(self, path, conversation_id or uuid.uuid4().hex, ports or Ports(), checked)
+        run.problems.extend(self.declared_options.problems)  # clashing or failing declarations
         return _RunOpener(run)
 
 
