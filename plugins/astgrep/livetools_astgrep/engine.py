@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from operator import attrgetter
 from typing import Any
 
-from . import query_plan, rewrite
+from . import query_plan, rewrite, syntax_check
 from .languages import Loaded, load
 from .matcher import BudgetExceeded, Env, Found, Matcher, outer_first, trimmed_end
 from .pattern import Pattern
@@ -314,18 +314,21 @@ class Engine:
         if not kept:
             return result
         pieces: list[bytes] = []
+        edits: list[syntax_check.Edit] = []
         pos = 0
         for start, end, env in kept:
-            text = rewrite.render(template, env, data, start).encode()
+            text = rewrite.render(template, env, data, start, end).encode()
             if not text:
                 start, end = _whole_lines(data, start, end)
             pieces.append(data[pos:start])
             pieces.append(text)
+            edits.append((start, end, len(text)))
             pos = end
         pieces.append(data[pos:])
         new = b"".join(pieces)
         result.count = len(kept)
-        problem = _new_syntax_error(tree, loaded.parse(new), new)
+        after = loaded.parse(new)
+        problem = syntax_check.new_error(pattern.grammar, tree, after, data, new, edits)
         if problem:
             result.status = "syntax"
             result.note = problem
@@ -373,37 +376,6 @@ def _whole_lines(data: bytes, start: int, end: int) -> tuple[int, int]:
 
 def _capped(text: str, cap: int = BINDING_CAP) -> str:
     return text[:cap] + f"… ({len(text) - cap} more characters)"
-
-
-def _count_problems(node: Any) -> tuple[int, Any | None]:
-    count, first = 0, None
-    stack = [node]
-    while stack:
-        n = stack.pop()
-        if n.is_error or n.is_missing:
-            count += 1
-            first = first or n
-            if n.is_missing:
-                continue
-        if n.has_error:
-            stack.extend(reversed(n.children))
-    return count, first
-
-
-def _new_syntax_error(old: Any, new: Any, data: bytes) -> str:
-    """A description of the first syntax error the rewrite introduced, or ""."""
-    if not new.root_node.has_error:
-        return ""
-    before, _ = _count_problems(old.root_node) if old.root_node.has_error else (0, None)
-    after, first = _count_problems(new.root_node)
-    if after <= before or first is None:
-        return ""
-    line = first.start_point[0] + 1
-    start = data.rfind(b"\n", 0, first.start_byte) + 1
-    stop = data.find(b"\n", first.start_byte)
-    text = data[start : stop if stop >= 0 else len(data)].decode("utf-8", "replace").strip()
-    what = f"missing {first.type}" if first.is_missing else "syntax error"
-    return f"line {line}: {what} in {text[:120]!r}"
 
 
 # -- candidates --------------------------------------------------------------------------------

@@ -10,13 +10,23 @@ string's value.
 from __future__ import annotations
 
 import textwrap
-from typing import Any
+from typing import Any, NamedTuple
 
 from .matcher import trimmed_end
 from .metavars import TEMPLATE
 from .pattern import Pattern
 
 Line = tuple[str, bool]  # text, verbatim
+
+
+class Around(NamedTuple):
+    """Where a `$$$` capture sits: the match [lo, hi) and the template around the metavariable."""
+
+    lo: int
+    hi: int
+    tight: bool  # the template has no space before it: `f($$$A)`
+    after: str  # the template after it
+    line_start: bool  # only indentation before it on its template line
 
 
 def normalize_template(template: str) -> str:
@@ -48,24 +58,159 @@ def _verbatim_ranges(nodes: tuple[Any, ...]) -> list[tuple[int, int]]:
     return out
 
 
-def _capture_lines(data: bytes, nodes: tuple[Any, ...]) -> list[Line]:
+_CLOSERS = ")]}>"
+
+
+def _is_trivia(node: Any) -> bool:
+    return node.is_extra or node.end_byte == node.start_byte
+
+
+def _head(first: Any, lo: int) -> tuple[int, list[int]]:
+    """(where the gap before a capture starts, where its comments start, last first): the
+    gap runs back over comments to the code token before the capture (up the tree when the
+    capture opens its parent, as Python's block after `if x:  # why`), never before `lo`."""
+    gap, comments = first.start_byte, []
+    node = first
+    while True:
+        prev = node.prev_sibling
+        while prev is None:
+            node = node.parent
+            if node is None:
+                return max(gap, lo), comments
+            prev = node.prev_sibling
+        if prev.end_byte <= lo or not _is_trivia(prev):
+            return max(prev.end_byte, lo), comments
+        if prev.is_extra:
+            comments.append(prev.start_byte)
+        gap = prev.start_byte
+        node = prev
+
+
+def _tail(last: Any, hi: int) -> tuple[int, list[tuple[int, int]], list[tuple[int, int]]]:
+    """(where the gap after a capture ends, its comments, the separators skipped in it): the
+    gap runs over comments, and over unnamed tokens the pattern does not name (the code's
+    trailing comma: only unnamed tokens and comments follow them up to the closing one), to
+    the code token after the capture, never past `hi`."""
+    comments: list[tuple[int, int]] = []
+    seps: list[tuple[int, int]] = []
+    node = last
+    while True:
+        nxt = node.next_sibling
+        while nxt is None:
+            node = node.parent
+            if node is None:
+                return hi, comments, seps
+            nxt = node.next_sibling
+        if nxt.start_byte >= hi:
+            return hi, comments, seps
+        if nxt.is_extra:
+            comments.append((nxt.start_byte, nxt.end_byte))
+        elif nxt.end_byte == nxt.start_byte:
+            pass
+        elif not nxt.is_named and _in_tail(nxt):
+            seps.append((nxt.start_byte, nxt.end_byte))
+        else:
+            return nxt.start_byte, comments, seps
+        node = nxt
+
+
+def _in_tail(token: Any) -> bool:
+    """Whether only unnamed tokens and comments follow `token` in its parent, and it is not
+    the parent's last (closing) token."""
+    nxt = token.next_sibling
+    if nxt is None:
+        return False
+    while nxt is not None:
+        if nxt.is_named and not nxt.is_extra:
+            return False
+        nxt = nxt.next_sibling
+    return True
+
+
+def capture_text(
+    data: bytes, nodes: tuple[Any, ...], lo: int, hi: int, tight: bool, after: str, hoist: bool
+) -> tuple[str, int, str]:
+    """(text for the end of the template's previous line, the byte the capture's text starts
+    at, the text) for a capture inside the match
+    [lo, hi). A `$$$` capture keeps the comments between, before and after its nodes up to the
+    code tokens around it; the whitespace at an edge where the template puts none
+    (`f($$$A)`: the code's line breaks after `(` and before `)`); the code's separators after
+    its last node (a trailing comma) when the template closes right after it (`after`, the
+    template's text after the metavariable, goes on with a closing bracket or a line break);
+    and the line break after a last comment that ends its line, where the template (or the
+    file, after the match) goes on on the same line (so `// last` cannot comment out a `}`).
+    With `hoist` (the template puts the capture at the start of a line after one of its own),
+    comments on the lines before its first node's line go to the end of that template line,
+    where they were (`if x:  # why`)."""
+    core_start, core_end = nodes[0].start_byte, nodes[-1].end_byte
+    gap_start, heads = _head(nodes[0], lo)
+    pre = ""
+    newline = data.rfind(b"\n", gap_start, core_start)
+    if hoist and not tight and heads and heads[-1] < newline:
+        pre = data[gap_start:newline].rstrip().decode("utf-8", "replace")
+        heads = [c for c in heads if c > newline]
+    start = heads[-1] if heads else core_start
+    if tight:
+        start = gap_start
+    gap_end, comments, seps = _tail(nodes[-1], hi)
+    line_rest = after.split("\n", 1)[0].strip(" \t")
+    closes = not line_rest or line_rest[0] in _CLOSERS
+    if after and not after[0].isspace():
+        stop = gap_end
+    elif comments:
+        stop = comments[-1][1]
+        newline = data.find(b"\n", stop, gap_end)
+        follows = line_rest or (not after and data[hi:].lstrip(b" \t\r")[:1] not in (b"\n", b""))
+        if follows and newline >= 0 and not data[stop:newline].strip():
+            stop = newline + 1
+    else:
+        stop = core_end
+    drop = [] if closes else [s for s in seps if s[1] <= stop]
+    pieces, pos = [], start
+    for a, b in drop:
+        pieces.append(data[pos:a])
+        pos = b
+    pieces.append(data[pos:stop])
+    return pre, start, b"".join(pieces).decode("utf-8", "replace")
+
+
+def _capture_lines(
+    data: bytes, nodes: tuple[Any, ...], around: Around | None, hoist: bool = False
+) -> tuple[str, list[Line]]:
+    """The capture's lines, later ones dedented relative to the line the capture starts on
+    (its first node's line where the template puts it at a line's start: a comment kept
+    before it came from the line above). `around` is given for a `$$$` capture."""
     if not nodes:
-        return [("", False)]
-    start, end = nodes[0].start_byte, nodes[-1].end_byte
-    base = line_indent(data, start)
+        return "", [("", False)]
+    base_at = nodes[0].start_byte
+    pre = ""
+    if around is None:
+        start, end = base_at, nodes[-1].end_byte
+        raw = data[start:end].decode("utf-8", "replace")
+    else:
+        a = around
+        pre, start, raw = capture_text(data, nodes, a.lo, a.hi, a.tight, a.after, hoist)
+        base_at = base_at if around.line_start else start
+    base = line_indent(data, base_at)
     verbatim = _verbatim_ranges(nodes)
     lines: list[Line] = []
     pos = start
-    for i, raw in enumerate(data[start:end].split(b"\n")):
-        text = raw.decode("utf-8", "replace")
+    for i, text in enumerate(raw.split("\n")):
         if i == 0:
             lines.append((text, False))
-        elif any(a < pos < b for a, b in verbatim):
+        elif any(a < pos < b for a, b in verbatim) or _outdented(text, base):
             lines.append((text, True))
         else:
             lines.append((_dedent(text, base), False))
-        pos += len(raw) + 1
-    return lines
+        pos += len(text.encode()) + 1
+    return pre, lines
+
+
+def _outdented(text: str, base: str) -> bool:
+    """A line indented less than the capture's first line (a lambda's `{` under a call's
+    arguments): kept where it is, as no relative indentation can say where it was."""
+    indent = len(text) - len(text.lstrip(" \t"))
+    return bool(text.strip()) and indent < len(base) and not text.startswith(base)
 
 
 def _dedent(text: str, base: str) -> str:
@@ -75,8 +220,11 @@ def _dedent(text: str, base: str) -> str:
     return stripped if len(text) - len(stripped) <= len(base) else text[len(base) :]
 
 
-def render(template: str, env: dict[str, tuple[Any, ...]], data: bytes, at: int) -> str:
-    """The replacement text for a match starting at byte `at` with bindings `env`."""
+def render(
+    template: str, env: dict[str, tuple[Any, ...]], data: bytes, at: int, end: int = -1
+) -> str:
+    """The replacement text for a match [at, end) with bindings `env` (`end` < 0: the
+    `$$$` captures keep their nodes' text only)."""
     lines: list[Line] = [("", False)]
     pos = 0
 
@@ -94,7 +242,17 @@ def render(template: str, env: dict[str, tuple[Any, ...]], data: bytes, at: int)
         line_start = template.rfind("\n", 0, m.start()) + 1
         indent = template[line_start : m.start()]
         indent = indent[: len(indent) - len(indent.lstrip(" \t"))]
-        captured = _capture_lines(data, nodes)
+        around = None
+        if m.group(0).startswith("$$$") and end >= 0:
+            before = template[m.start() - 1 : m.start()]
+            tight = bool(before) and not before.isspace()
+            first = not template[line_start : m.start()].strip()
+            around = Around(at, end, tight, template[m.end() :], first)
+        hoist = around is not None and around.line_start and len(lines) > 1
+        pre, captured = _capture_lines(data, nodes, around, hoist)
+        if pre:
+            text, verb = lines[-2]
+            lines[-2] = (text + pre, verb)
         text, verb = lines[-1]
         lines[-1] = (text + captured[0][0], verb)
         for text, verbatim in captured[1:]:
