@@ -317,7 +317,7 @@ class Engine:
         edits: list[syntax_check.Edit] = []
         pos = 0
         for start, end, env in kept:
-            text = rewrite.render(template, env, data, start, end).encode()
+            text = rewrite.render(template, env, data, start, end, tree.root_node).encode()
             if not text:
                 start, end = _whole_lines(data, start, end)
             pieces.append(data[pos:start])

@@ -27,6 +27,7 @@ class Around(NamedTuple):
     tight: bool  # the template has no space before it: `f($$$A)`
     after: str  # the template after it
     line_start: bool  # only indentation before it on its template line
+    first_line: bool  # on the template's first line, which sits on the match's first line
 
 
 def normalize_template(template: str) -> str:
@@ -59,6 +60,16 @@ def _verbatim_ranges(nodes: tuple[Any, ...]) -> list[tuple[int, int]]:
 
 
 _CLOSERS = ")]}>"
+
+
+class Taken(NamedTuple):
+    """What a `$$$` capture's text is made of."""
+
+    pre: str  # comments for the end of the template's previous line (hoisted)
+    lo: int  # the source range all of it comes from: [lo, stop)
+    start: int  # where `text` starts
+    stop: int
+    text: str
 
 
 def _is_trivia(node: Any) -> bool:
@@ -129,25 +140,24 @@ def _in_tail(token: Any) -> bool:
 
 def capture_text(
     data: bytes, nodes: tuple[Any, ...], lo: int, hi: int, tight: bool, after: str, hoist: bool
-) -> tuple[str, int, str]:
-    """(text for the end of the template's previous line, the byte the capture's text starts
-    at, the text) for a capture inside the match
-    [lo, hi). A `$$$` capture keeps the comments between, before and after its nodes up to the
-    code tokens around it; the whitespace at an edge where the template puts none
-    (`f($$$A)`: the code's line breaks after `(` and before `)`); the code's separators after
-    its last node (a trailing comma) when the template closes right after it (`after`, the
-    template's text after the metavariable, goes on with a closing bracket or a line break);
-    and the line break after a last comment that ends its line, where the template (or the
-    file, after the match) goes on on the same line (so `// last` cannot comment out a `}`).
-    With `hoist` (the template puts the capture at the start of a line after one of its own),
-    comments on the lines before its first node's line go to the end of that template line,
-    where they were (`if x:  # why`)."""
+) -> Taken:
+    """What a `$$$` capture inside the match [lo, hi) renders as. It keeps the comments
+    between, before and after its nodes up to the code tokens around it; the whitespace at an
+    edge where the template puts none (`f($$$A)`: the code's line breaks after `(` and before
+    `)`); the code's separators after its last node (a trailing comma) when the template closes
+    right after it (`after`, the template's text after the metavariable, goes on with a closing
+    bracket or a line break); and the line break after a last comment that ends its line,
+    where the template (or the file, after the match) goes on on the same line (so `// last`
+    cannot comment out a `}`). With `hoist` (the template puts the capture at the start of a
+    line after one of its own), comments on the lines before its first node's line go to the
+    end of that template line, where they were (`if x:  # why`)."""
     core_start, core_end = nodes[0].start_byte, nodes[-1].end_byte
     gap_start, heads = _head(nodes[0], lo)
-    pre = ""
+    pre, covered = "", -1
     newline = data.rfind(b"\n", gap_start, core_start)
     if hoist and not tight and heads and heads[-1] < newline:
         pre = data[gap_start:newline].rstrip().decode("utf-8", "replace")
+        covered = gap_start
         heads = [c for c in heads if c > newline]
     start = heads[-1] if heads else core_start
     if tight:
@@ -171,26 +181,33 @@ def capture_text(
         pieces.append(data[pos:a])
         pos = b
     pieces.append(data[pos:stop])
-    return pre, start, b"".join(pieces).decode("utf-8", "replace")
+    text = b"".join(pieces).decode("utf-8", "replace")
+    return Taken(pre, start if covered < 0 else covered, start, stop, text)
 
 
 def _capture_lines(
     data: bytes, nodes: tuple[Any, ...], around: Around | None, hoist: bool = False
-) -> tuple[str, list[Line]]:
-    """The capture's lines, later ones dedented relative to the line the capture starts on
-    (its first node's line where the template puts it at a line's start: a comment kept
-    before it came from the line above). `around` is given for a `$$$` capture."""
+) -> tuple[str, tuple[int, int], list[Line]]:
+    """The capture's lines, later ones dedented relative to the line the capture starts on.
+    For a `$$$` capture (`around` given): relative to its first node's line where the template
+    puts it at a line's start (a comment kept before it came from the line above), and to the
+    match's first line where the template puts it on its first line (the code before it may
+    span lines the template writes as one: `if (a\n    && b) {$$$B}`)."""
     if not nodes:
-        return "", [("", False)]
+        return "", (0, 0), [("", False)]
     base_at = nodes[0].start_byte
     pre = ""
     if around is None:
         start, end = base_at, nodes[-1].end_byte
+        covered = (start, end)
         raw = data[start:end].decode("utf-8", "replace")
     else:
         a = around
-        pre, start, raw = capture_text(data, nodes, a.lo, a.hi, a.tight, a.after, hoist)
-        base_at = base_at if around.line_start else start
+        taken = capture_text(data, nodes, a.lo, a.hi, a.tight, a.after, hoist)
+        pre, start, raw = taken.pre, taken.start, taken.text
+        covered = (taken.lo, taken.stop)
+        if not around.line_start:
+            base_at = around.lo if around.first_line else start
     base = line_indent(data, base_at)
     verbatim = _verbatim_ranges(nodes)
     lines: list[Line] = []
@@ -203,7 +220,7 @@ def _capture_lines(
         else:
             lines.append((_dedent(text, base), False))
         pos += len(text.encode()) + 1
-    return pre, lines
+    return pre, covered, lines
 
 
 def _outdented(text: str, base: str) -> bool:
@@ -221,11 +238,20 @@ def _dedent(text: str, base: str) -> str:
 
 
 def render(
-    template: str, env: dict[str, tuple[Any, ...]], data: bytes, at: int, end: int = -1
+    template: str,
+    env: dict[str, tuple[Any, ...]],
+    data: bytes,
+    at: int,
+    end: int = -1,
+    root: Any = None,
 ) -> str:
     """The replacement text for a match [at, end) with bindings `env` (`end` < 0: the
-    `$$$` captures keep their nodes' text only)."""
+    `$$$` captures keep their nodes' text only). With the tree's `root`, the comments of the
+    match that no capture keeps (between two tokens the pattern writes: `if (x) // why` +
+    newline + `{`) go to the end of the replacement's first line, when a line break follows it
+    or they are all `/* */` comments."""
     lines: list[Line] = [("", False)]
+    covered: list[tuple[int, int]] = []
     pos = 0
 
     def literal(chunk: str) -> None:
@@ -247,9 +273,10 @@ def render(
             before = template[m.start() - 1 : m.start()]
             tight = bool(before) and not before.isspace()
             first = not template[line_start : m.start()].strip()
-            around = Around(at, end, tight, template[m.end() :], first)
+            around = Around(at, end, tight, template[m.end() :], first, line_start == 0)
         hoist = around is not None and around.line_start and len(lines) > 1
-        pre, captured = _capture_lines(data, nodes, around, hoist)
+        pre, span, captured = _capture_lines(data, nodes, around, hoist)
+        covered.append(span)
         if pre:
             text, verb = lines[-2]
             lines[-2] = (text + pre, verb)
@@ -262,7 +289,34 @@ def render(
     out = [lines[0][0]]
     for text, verbatim in lines[1:]:
         out.append(text if verbatim or not text.strip() else base + text)
+    if root is not None and end > at and "".join(out).strip():
+        orphans = [data[a:b] for a, b in comments_in(root, at, end) if not _inside(a, covered)]
+        rest = data[end : data.find(b"\n", end) if b"\n" in data[end:] else len(data)]
+        if orphans and (
+            len(out) > 1 or not rest.strip() or all(c.endswith(b"*/") for c in orphans)
+        ):
+            out[0] = " ".join([out[0], *(c.decode("utf-8", "replace") for c in orphans)])
     return "\n".join(out)
+
+
+def comments_in(root: Any, start: int, end: int) -> list[tuple[int, int]]:
+    """The byte ranges of the comments (extras) inside [start, end), in document order."""
+    out: list[tuple[int, int]] = []
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        if node.end_byte <= start or node.start_byte >= end:
+            continue
+        if node.is_extra:
+            if node.start_byte >= start and node.end_byte <= end:
+                out.append((node.start_byte, node.end_byte))
+            continue
+        stack.extend(reversed(node.children))
+    return out
+
+
+def _inside(at: int, spans: list[tuple[int, int]]) -> bool:
+    return any(a <= at < b for a, b in spans)
 
 
 def range_problem(pattern: Pattern, start: int, end: int, first: Any) -> str:
