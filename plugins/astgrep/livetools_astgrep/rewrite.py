@@ -1,10 +1,17 @@
-"""Render a rewrite template for one match, re-indenting multi-line captures.
+"""Render a rewrite template for one match, re-indenting multi-line captures and keeping the
+bytes a capture owns.
 
 A capture's later lines are taken relative to the indentation of the line the capture starts on,
 and put relative to the indentation of the template line that names it; then every template line
 after the first gets the indentation of the line the match starts on. Lines that start inside a
 multi-line string literal are copied verbatim at both steps: indenting them would change the
 string's value.
+
+A `$$$` capture owns the comments around its nodes up to the code tokens next to it (the
+template writes the tokens, so only the capture can carry those comments), and the code's
+whitespace at an edge where the template writes none; comments of the match that no capture
+carries go to the end of the replacement's first line, so no rewrite loses a comment silently
+where one can be kept (docs/ast-grep.md, "Rewrites").
 """
 
 from __future__ import annotations
