@@ -255,8 +255,7 @@ def render(
     """The replacement text for a match [at, end) with bindings `env` (`end` < 0: the
     `$$$` captures keep their nodes' text only). With the tree's `root`, the comments of the
     match that no capture keeps (between two tokens the pattern writes: `if (x) // why` +
-    newline + `{`) go to the end of the replacement's first line, when a line break follows it
-    or they are all `/* */` comments."""
+    newline + `{`) are placed by _place_orphans."""
     lines: list[Line] = [("", False)]
     covered: list[tuple[int, int]] = []
     pos = 0
@@ -297,13 +296,46 @@ def render(
     for text, verbatim in lines[1:]:
         out.append(text if verbatim or not text.strip() else base + text)
     if root is not None and end > at and "".join(out).strip():
-        orphans = [data[a:b] for a, b in comments_in(root, at, end) if not _inside(a, covered)]
-        rest = data[end : data.find(b"\n", end) if b"\n" in data[end:] else len(data)]
-        if orphans and (
-            len(out) > 1 or not rest.strip() or all(c.endswith(b"*/") for c in orphans)
-        ):
-            out[0] = " ".join([out[0], *(c.decode("utf-8", "replace") for c in orphans)])
+        _place_orphans(out, data, at, end, comments_in(root, at, end), covered)
     return "\n".join(out)
+
+
+def _place_orphans(
+    out: list[str],
+    data: bytes,
+    at: int,
+    end: int,
+    comments: list[tuple[int, int]],
+    covered: list[tuple[int, int]],
+) -> None:
+    """Append each comment no capture kept to the end of the replacement line as many lines
+    below its first as the comment was below the match's first line (or the next line that
+    does not end in a line comment, so it is not swallowed by one), when a line break follows
+    that line or it is a `/* */` comment; otherwise it goes with the pattern text."""
+    enders: list[str] = []  # line comments that end lines of the replacement
+    for a, b in comments:
+        text = data[a:b].decode("utf-8", "replace")
+        if _inside(a, covered) and not text.endswith("*/"):
+            enders.append(text)
+    newline = data.find(b"\n", end)
+    rest_blank = not data[end : newline if newline >= 0 else len(data)].strip()
+    for a, b in comments:
+        if _inside(a, covered):
+            continue
+        text = data[a:b].decode("utf-8", "replace")
+        i = min(data.count(b"\n", at, a), len(out) - 1)
+        while i < len(out) - 1 and _ends_in(out[i], enders):
+            i += 1
+        if i == len(out) - 1 and not rest_blank and not text.endswith("*/"):
+            continue
+        out[i] = f"{out[i]} {text}" if out[i].strip() else f"{out[i]}{text}"
+        if not text.endswith("*/"):
+            enders.append(text)
+
+
+def _ends_in(line: str, comments: list[str]) -> bool:
+    tail = line.rstrip()
+    return any(tail.endswith(c.rstrip()) for c in comments)
 
 
 def comments_in(root: Any, start: int, end: int) -> list[tuple[int, int]]:
