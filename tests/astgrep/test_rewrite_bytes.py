@@ -312,23 +312,28 @@ def _identity(lang: str, pattern: str, kind: str) -> tuple[int, int, int, int]:
 @pytest.mark.realworld
 @pytest.mark.parametrize("lang", sorted(PROJECTS))
 def test_identity_rewrites_keep_every_byte(tmp_path, lang):
-    """`$F($$$A)` -> `$F($$$A)` and a block-body identity change no byte but the spacing the
-    template writes as pattern text (`checkAddress (x)`): every comment, separator and line
-    break of the captures stays."""
+    """`$F($$$A)` -> `$F($$$A)` changes no byte but the spacing the template writes as pattern
+    text (`checkAddress (x)`): every comment, separator and line break of the captures stays.
+    A block-body identity keeps every code token and comment; at least 90% of the files are
+    byte-identical but for that spacing (a comment between `)` and `{` moves after the `{`)."""
     began = time.monotonic()
     files, calls, call_spacing, n_calls = _identity(lang, "$F($$$A)", "call")
-    _, blocks, block_spacing, n_blocks = _identity(lang, BLOCKS[lang], "block")
-    took = time.monotonic() - began
-    print(
-        f"{lang}: {files} files; byte-identical {calls} ({call_spacing} more but for the "
-        f"template's spacing) after {n_calls} call rewrites, {blocks} ({block_spacing}) after "
-        f"{n_blocks} block rewrites; {took:.1f}s"
-    )
+    line = f"{lang}: {files} files; byte-identical {calls} ({call_spacing} more but for the "
+    line += f"template's spacing) after {n_calls} call rewrites"
     assert calls + call_spacing == files
-    assert calls >= files * 0.9 and blocks + block_spacing >= files * 0.9
+    assert calls >= files * 0.9
+    if lang in BLOCKS:  # a language added to the corpus later gets the call identity at least
+        _, blocks, block_spacing, n_blocks = _identity(lang, BLOCKS[lang], "block")
+        line += f", {blocks} ({block_spacing}) after {n_blocks} block rewrites"
+        assert blocks + block_spacing >= files * 0.9
+    print(f"{line}; {time.monotonic() - began:.1f}s")
 
 
-METHOD = {"c": ("$O->$M($$$A)", "$O->renamed_$M($$$A)")}
+DOT = ("$O.$M($$$A)", "$O.renamed_$M($$$A)")
+METHOD = {
+    **dict.fromkeys(("python", "typescript", "go", "rust", "java", "cpp", "dart"), DOT),
+    "c": ("$O->$M($$$A)", "$O->renamed_$M($$$A)"),
+}
 
 
 @pytest.mark.realworld
@@ -337,7 +342,9 @@ def test_renaming_rewrite_changes_only_the_method_name(tmp_path, lang):
     """`$O.$M($$$A)` -> `$O.renamed_$M($$$A)` on real code: the new file is the old one with
     `renamed_` inserted once per rewritten call, each right after a `.` (`->`), and nothing
     else changed but the template's spacing before `(`."""
-    pattern, template = METHOD.get(lang, ("$O.$M($$$A)", "$O.renamed_$M($$$A)"))
+    if lang not in METHOD:
+        pytest.skip(f"no method-call rename written for {lang} yet (METHOD in this file)")
+    pattern, template = METHOD[lang]
     files = corpus_files(lang, SAMPLE)
     compiled = compile_pattern(lang, pattern)
     rewritten = Engine().rewrite(jobs_for(files), compiled, grammars()[lang].loader, template)
