@@ -279,8 +279,9 @@ def _tokens(lang: str, data: bytes) -> tuple[list[bytes], list[bytes]]:
     stack = [root]
     while stack:
         node = stack.pop()
-        if node.is_extra:
-            comments.append(node.text)
+        if node.is_extra:  # a line continuation is spacing
+            if "comment" in node.type:
+                comments.append(node.text)
         elif node.child_count == 0:
             code.append(node.text)
         else:

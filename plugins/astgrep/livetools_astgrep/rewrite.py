@@ -339,7 +339,8 @@ def _ends_in(line: str, comments: list[str]) -> bool:
 
 
 def comments_in(root: Any, start: int, end: int) -> list[tuple[int, int]]:
-    """The byte ranges of the comments (extras) inside [start, end), in document order."""
+    """The byte ranges of the comments inside [start, end), in document order: extras of a
+    comment kind (not a line continuation, which is spacing)."""
     out: list[tuple[int, int]] = []
     stack = [root]
     while stack:
@@ -347,7 +348,7 @@ def comments_in(root: Any, start: int, end: int) -> list[tuple[int, int]]:
         if node.end_byte <= start or node.start_byte >= end:
             continue
         if node.is_extra:
-            if node.start_byte >= start and node.end_byte <= end:
+            if node.start_byte >= start and node.end_byte <= end and "comment" in node.type:
                 out.append((node.start_byte, node.end_byte))
             continue
         stack.extend(reversed(node.children))
