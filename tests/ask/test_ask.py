@@ -119,12 +119,15 @@ async def test_bad_questions_get_clear_errors(args, expected):
     assert asked == []
 
 
-async def test_bad_expiry_setting_is_reported_and_offers_no_tool(monkeypatch):
+async def test_bad_expiry_setting_is_reported_and_the_tool_says_why(monkeypatch):
+    """A family that cannot connect stays visible: its tool answers why, never "unknown tool"."""
     monkeypatch.setenv("LIVETOOLS_ASK_EXPIRY", "soon")
     ports = Ports(question=replying(Answer()), target_space="test")
     async with host().open_run(".", ports=ports) as run:
-        assert "ask_user" not in {t.name for t in run.tools()}
         assert any("'soon': expected a positive number of seconds" in p for p in run.problems)
+        result = await run.call("ask_user", {"question": "Q?", "allow_free_text": True})
+    assert result.is_error
+    assert "not available in this run" in result.text and "'soon'" in result.text
 
 
 async def test_questions_are_numbered_per_run():
