@@ -7,7 +7,7 @@ import asyncio
 import functools
 import inspect
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
-from contextlib import AbstractAsyncContextManager, AsyncExitStack, asynccontextmanager
+from contextlib import AbstractAsyncContextManager, AsyncExitStack, asynccontextmanager, suppress
 from contextvars import ContextVar
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from pydantic import BaseModel, ValidationError
 
 from .approvals import DEADLINE, ApprovalGate, Refused
+from .files.owner import sweep as sweep_leftovers
 from .files.paths import resolve_path, shown
 from .ports import Ports
 from .resources import Resource
@@ -113,6 +114,8 @@ class Run:
 
     async def _open(self) -> None:
         _ = self.sandbox  # a port of the wrong shape is the harness's TypeError, said at open
+        # Temp files a killed writer left under the root go now, beside discovery (bounded).
+        sweeping = asyncio.ensure_future(asyncio.to_thread(sweep_leftovers, self.root))
         await self._discover()
         for impl in self.host.plugins.impls("livetools_register_tools"):
             plugin = impl.plugin_name
@@ -129,6 +132,8 @@ class Run:
                 self.problems.append(
                     f"plugin {plugin}: tool registration failed: {type(exc).__name__}: {exc}"
                 )
+        with suppress(OSError):  # an unreadable root is said by the tools that read it
+            await sweeping
         self._check_call_timeouts()
 
     def _check_call_timeouts(self) -> None:

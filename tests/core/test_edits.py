@@ -8,7 +8,7 @@ import pytest
 
 import livetools_testkit
 from livetools import EditConflict, Host, StagedEdit
-from livetools.files import edits
+from livetools.files import swap
 
 
 def snapshot(root):
@@ -46,16 +46,18 @@ def test_failure_on_second_file_rolls_everything_back(tmp_path, monkeypatch):
     before = snapshot(tmp_path)
     calls = []
 
-    def failing_replace(src, dst):
+    real = swap._renameat2
+
+    def failing_replace(src, dst, flags):
         calls.append(dst)
         if len(calls) == 2:
             raise OSError(28, "No space left on device")
-        os.replace(src, dst)
+        return real(src, dst, flags)
 
-    monkeypatch.setattr(edits, "_replace", failing_replace)
+    monkeypatch.setattr(swap, "_renameat2", failing_replace)
     with pytest.raises(EditConflict, match="every file was put back"):
         edit.write()
-    assert len(calls) == 2
+    assert [os.path.basename(c) for c in calls] == ["a.py", "b.py", "a.py"]  # a.py put back
     assert snapshot(tmp_path) == before
     assert sorted(os.listdir(tmp_path)) == ["a.py", "b.py", "c.py"]  # no temp files left
 
@@ -65,14 +67,14 @@ def test_create_and_delete_roll_back_too(tmp_path, monkeypatch):
     (tmp_path / "kept.py").write_text("y = 1\n")
     edit = StagedEdit.stage(tmp_path, {"new.py": "z = 1\n", "gone.py": None, "kept.py": "y = 2\n"})
     before = snapshot(tmp_path)
-    real = os.replace
+    real = swap._renameat2
 
-    def fail_on_kept(src, dst):
+    def fail_on_kept(src, dst, flags):
         if str(dst).endswith("kept.py"):
             raise PermissionError(13, "Permission denied")
-        real(src, dst)
+        return real(src, dst, flags)
 
-    monkeypatch.setattr(edits, "_replace", fail_on_kept)
+    monkeypatch.setattr(swap, "_renameat2", fail_on_kept)
     with pytest.raises(EditConflict):
         edit.write()
     assert snapshot(tmp_path) == before

@@ -1,9 +1,13 @@
 """Staged multi-file changes: captured at staging, applied all-or-nothing.
 
 A change is checked against the content captured when it was staged; if any file moved on since,
-the whole change is refused and nothing is written. Applying writes every file through a temp file
-and `os.replace`; if any step fails, the files already replaced are put back, so the tree never
-ends half old and half new.
+the whole change is refused and nothing is written. Applying writes every file's temp first, then
+replaces each file through a compare-and-swap right before its own replace (`swap.py`): a save
+that another process made while the change was being written is never overwritten; the files
+already replaced are put back (each only if it still holds what we wrote) and the whole change is
+refused, naming the file. If any step fails the same roll-back runs, so the tree never ends half
+old and half new. Temp files name their writer (`owner.py`), so a run opening later removes those
+a killed writer left.
 """
 
 from __future__ import annotations
@@ -12,21 +16,24 @@ import asyncio
 import contextlib
 import errno
 import os
+import secrets
+import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..results import ToolError, truncation_note
+from .owner import temp_name
 from .paths import PathError, relpath, resolve_path
 from .regular import check_target, read_bytes_sync
+from .swap import Moved, Seen, remove_if, swap_in
 
 if TYPE_CHECKING:
     from ..run import Run
 
-# Indirections so a test can make the n-th replace (or a temp file's write) fail and watch the
-# rollback: a full disk is the write failure nobody tests by hand.
-_replace = os.replace
+# An indirection so a test can make a temp file's write fail and watch the rollback (a full disk
+# is the write failure nobody tests by hand); a failing replace is `swap._renameat2`'s.
 _write_fd = os.write
 
 # An edit of a file larger than this is refused rather than held in memory twice.
@@ -45,6 +52,19 @@ class FileChange:
     path: Path
     original: bytes | None
     new: bytes | None
+    seen: Seen | None = None  # the file's stat at staging: a cheap "unchanged" before a hash
+
+
+def _read_seen(path: Path, root: Path | None = None) -> tuple[bytes | None, Seen | None]:
+    """The current content with the stat it was read under (taken before the read, so a save
+    during the read shows as a changed stat later)."""
+    read_ns = time.time_ns()
+    try:
+        st = os.stat(path)
+    except OSError:
+        return _read(path, root), None
+    content = _read(path, root)
+    return content, (Seen.of(st, read_ns) if content is not None else None)
 
 
 def _read(path: Path, root: Path | None = None) -> bytes | None:
@@ -85,7 +105,8 @@ class StagedEdit:
                     f"the new content of {relpath(root, path)} holds a lone surrogate at "
                     f"character {exc.start + 1}; pass valid Unicode text"
                 ) from None
-            changes.append(FileChange(path, _read(path, root), data))
+            original, seen = _read_seen(path, root)
+            changes.append(FileChange(path, original, data, seen))
         return cls(root, changes)
 
     @classmethod
@@ -158,19 +179,27 @@ class StagedEdit:
             for change in self.changes:
                 if change.new is None:
                     if change.original is not None:
-                        change.path.unlink()
+                        remove_if(change.path, change.original, change.seen)
                 else:
-                    _replace(temps[change.path], change.path)
-                    del temps[change.path]
+                    swap_in(temps.pop(change.path), change.path, change.original, change.seen)
                 done.append(change)
+        except Moved:
+            moved = relpath(self.root, change.path) if change else "?"
+            lost = self._roll_back(done)
+            raise EditConflict(
+                f"refused: {moved} changed on disk while the edit was being written (another "
+                "process saved it); its save was kept"
+                + (
+                    f", and {', '.join(lost)} changed too after we wrote them, so those hold "
+                    "the other writer's content"
+                    if lost
+                    else "; every file this edit had written was put back, nothing changed"
+                )
+                + ". Stage the edit again against the current content."
+            ) from None
         except OSError as exc:
             failed = relpath(self.root, change.path) if change else "?"
-            lost = []
-            for undo in reversed(done):
-                try:
-                    _restore(undo)
-                except OSError:
-                    lost.append(relpath(self.root, undo.path))
+            lost = self._roll_back(done)
             reason = exc.strerror or type(exc).__name__
             if exc.errno == errno.ENOSPC:
                 reason += "; free some space and try again"
@@ -188,14 +217,29 @@ class StagedEdit:
                 with contextlib.suppress(FileNotFoundError):
                     os.unlink(temp)
 
+    def _roll_back(self, done: list[FileChange]) -> list[str]:
+        """Put back the files already replaced, each only if it still holds what we wrote (a
+        save made since is kept). Returns the files that could not be put back."""
+        lost = []
+        for undo in reversed(done):
+            try:
+                _restore(undo)
+            except (OSError, Moved):
+                lost.append(relpath(self.root, undo.path))
+        return lost
+
 
 def _temp_with(path: Path, content: bytes, original: bytes | None) -> str:
     """A temp file beside `path` holding `content`. It is removed again if anything fails
     (a full disk fails the write, not the create), so a failed write leaves nothing behind."""
-    import tempfile
-
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, temp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".livetools", dir=path.parent)
+    while True:
+        temp = str(path.parent / temp_name(path.name, secrets.token_hex(4)))
+        try:
+            fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600)
+            break
+        except FileExistsError:
+            continue
     try:
         try:
             view = memoryview(content)
@@ -213,14 +257,12 @@ def _temp_with(path: Path, content: bytes, original: bytes | None) -> str:
 
 
 def _restore(change: FileChange) -> None:
-    if change.original is None:
-        with contextlib.suppress(FileNotFoundError):
-            change.path.unlink()
+    """Undo one replaced file, compare-and-swap against the content this change wrote."""
+    if change.new is None:  # we deleted it: recreate unless something new is there
+        if change.original is not None:
+            swap_in(_temp_with(change.path, change.original, None), change.path, None)
         return
-    temp = _temp_with(change.path, change.original, None)
-    try:
-        os.replace(temp, change.path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(temp)
-        raise
+    if change.original is None:
+        remove_if(change.path, change.new)
+        return
+    swap_in(_temp_with(change.path, change.original, None), change.path, change.new)
