@@ -214,6 +214,22 @@ async def test_discard_and_unknown_ids(tmp_path):
     assert {p: p.read_bytes() for p in root.rglob("*.py")} == before
 
 
+async def test_an_id_past_every_kept_record_says_expired_not_unknown(tmp_path):
+    """The run keeps a bounded record of old ids; past it, an id it gave out still reads as
+    expired (a model told "unknown" would think it mistyped)."""
+    root = project(tmp_path, "python")
+    async with host().open_run(root) as run:
+        args = {"pattern": "print($$$A)", "rewrite": "log($$$A)"}
+        for _ in range(360):
+            last = await run.call("ast_edit", args)
+        first = await run.call("resolve", {"edit_id": "edit_1", "action": "accept"})
+        never = await run.call("resolve", {"edit_id": "edit_999", "action": "accept"})
+    assert last.data["edit_id"] == "edit_360"
+    assert first.is_error and first.text.startswith("edit_1 expired"), first.text
+    assert "ast_edit again" in first.text
+    assert never.is_error and "unknown edit_id 'edit_999'" in never.text
+
+
 async def test_rewrite_that_breaks_syntax_is_refused(tmp_path):
     root = tmp_path / "proj"
     root.mkdir()

@@ -132,6 +132,11 @@ class EditLedger:
             del self.resolved[next(iter(self.resolved))]
         return edit_id
 
+    def issued(self, edit_id: str) -> bool:
+        """Whether this run ever gave out `edit_id` (ids count up, so no record is needed)."""
+        number = edit_id.removeprefix("edit_")
+        return edit_id.startswith("edit_") and number.isdigit() and 0 < int(number) <= self.counter
+
 
 class AstGrepResource(Resource):
     key = "astgrep"

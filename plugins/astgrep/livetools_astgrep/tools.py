@@ -498,6 +498,11 @@ async def resolve(ctx: CallContext, args: ResolveArgs) -> Result:
         if edit_id in ledger.resolved:
             raise ToolError(f"{edit_id} was already {ledger.resolved[edit_id]}; nothing to do")
         pending = ", ".join(sorted(ledger.staged)) or "none (stage one with ast_edit)"
+        if ledger.issued(edit_id):  # so old its record is gone too: still not "unknown"
+            raise ToolError(
+                f"{edit_id} expired (only the most recent staged edits are kept); call "
+                f"ast_edit again to stage it. Staged edits: {pending}"
+            )
         raise ToolError(f"unknown edit_id {edit_id!r}; staged edits: {pending}")
     if args.action == "discard":
         ledger.resolved[edit_id] = "discarded"
