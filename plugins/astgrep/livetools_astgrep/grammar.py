@@ -80,9 +80,10 @@ _JAVA_MEMBER = r"(public|private|protected|static|abstract|@\w)\b"
 _DART_DECL = r"[\w$][\w$<>?,\s]*\s+[\w$]+\s*\([^)]*\)\s*(async\s*)?(\{|=>)"
 _C_LIKE_BODY = ("void _(void) {\n{}\n}", "void _(void) {\n{};\n}")
 _C_ELSE = "void _(void) {\nif (_) ;\n{}\n}"  # `else { $$$ }`
+_CPP_DEF = r"[\w$:<>,*&\s]+?[\s*&]([\w$:~]+)\s*\([^;{]*\)[^;{=]*\{"
 _TUNED: dict[str, dict[str, Any]] = {
     "python": {
-        "ext": (".py", ".pyi", ".pyw"),
+        "ext": (".py", ".pyi", ".pyw", ".py3", ".bzl"),
         "mv": MU,
         "ctx": (
             HOLE,
@@ -143,6 +144,7 @@ _TUNED: dict[str, dict[str, Any]] = {
             "struct _ {\n{}\n};",
             "void _(void) {\nswitch (_) {\n{}\n}\n}",
             _C_ELSE,
+            "{}\n#endif",  # `#ifdef $X` alone
         ),
         "prefer": ((r"else\b", _C_ELSE),),
     },
@@ -151,7 +153,7 @@ _TUNED: dict[str, dict[str, Any]] = {
         # available by name).
         "ext": (
             *(".cc", ".cpp", ".cxx", ".c++", ".hh", ".hpp", ".hxx", ".h++", ".ipp", ".tpp"),
-            *(".cu", ".cuh"),
+            *(".cu", ".cuh", ".ino"),
         ),
         "mv": C_MV,
         "ctx": (
@@ -162,6 +164,9 @@ _TUNED: dict[str, dict[str, Any]] = {
             _C_ELSE,
         ),
         "prefer": (
+            # `int $F($$$P) { $$$ }`: a definition, which a body reads as a braced declaration.
+            (_CPP_DEF, HOLE),
+            (_CPP_DEF, "class _ {\n{}\n};"),
             (r"(public|private|protected)\s*:", "class _ {\n{}\n};"),
             (r"else\b", _C_ELSE),
             (r"\[", _C_LIKE_BODY[1]),  # a lambda, not a declaration with attributes
@@ -213,6 +218,70 @@ _TUNED: dict[str, dict[str, Any]] = {
             (_DART_DECL, "class _ {\n{}\n}"),
         ),
     },
+}
+
+# The other languages the ast-grep CLI supports: its metavariable character (its expando char:
+# `µ` where `$` is no identifier character, `_` for CSS/Nix, `$` where the grammar takes it), its
+# file extensions, and the contexts a fragment needs (an expression alone is no statement in
+# Lua; PHP code is text until `<?php`; C# and Kotlin expressions read as statements in a body).
+_EXPR_BODY = "class C_ {\nvoid m_() {\n{};\n}\n}"
+_CLI_LANGS: dict[str, dict[str, Any]] = {
+    "bash": {
+        "mv": "$",
+        "ext": (
+            *(".sh", ".bash", ".bats", ".cgi", ".command", ".env", ".fcgi", ".ksh", ".tmux"),
+            *(".tool", ".zsh"),
+        ),
+    },
+    "csharp": {
+        "mv": MU,
+        "ext": (".cs",),
+        "ctx": (
+            HOLE,
+            "class C_ {\nvoid m_() {\n{}\n}\n}",
+            _EXPR_BODY,
+            "class C_ {\nvoid m_() {\nvar v_ = {};\n}\n}",  # `$A == $A`: no statement alone
+            "class C_ {\n{}\n}",
+            "class C_ {\nasync void m_() {\n{};\n}\n}",
+        ),
+        "aliases": ("cs", "c#"),
+    },
+    "css": {"mv": "_", "ext": (".css",)},
+    "elixir": {"mv": MU, "ext": (".ex", ".exs")},
+    "haskell": {"mv": MU, "ext": (".hs",)},
+    "hcl": {"mv": MU, "ext": (".hcl", ".tf", ".tfvars", ".nomad", ".workflow")},
+    "html": {"mv": "$", "ext": (".html", ".htm", ".xhtml")},
+    "json": {"mv": "$", "ext": (".json",)},
+    "kotlin": {
+        "mv": MU,
+        "ext": (".kt", ".ktm", ".kts"),
+        "ctx": (HOLE, "fun f_() {\n{}\n}", "class C_ {\n{}\n}"),
+        "aliases": ("kt",),
+    },
+    "lua": {
+        "mv": "$",
+        "ext": (".lua",),
+        "ctx": (HOLE, "_ = {}", "function f_()\n{}\nend"),
+    },
+    "nix": {"mv": "_", "ext": (".nix",)},
+    "php": {
+        "mv": MU,
+        "ext": (".php",),
+        "ctx": ("<?php\n{}", "<?php\n{};", "<?php\nclass C_ {\n{}\n}", HOLE),
+    },
+    "ruby": {"mv": MU, "ext": (".rb", ".rbw", ".gemspec"), "aliases": ("rb",)},
+    "scala": {"mv": "$", "ext": (".scala", ".sc", ".sbt"), "ctx": (HOLE, "object O_ {\n{}\n}")},
+    "solidity": {
+        "mv": "$",
+        "ext": (".sol",),
+        "ctx": (HOLE, "contract C_ {\n{}\n}", "contract C_ {\nfunction f_() {\n{};\n}\n}"),
+    },
+    "swift": {
+        "mv": MU,
+        "ext": (".swift",),
+        "ctx": (HOLE, "func f_() {\n{}\n}", "class C_ {\n{}\n}"),
+    },
+    "yaml": {"mv": "$", "ext": (".yaml", ".yml")},
 }
 
 # Extensions of the other grammars the pack ships (searched when present, tried in one context).
@@ -277,7 +346,7 @@ _PACK_EXT: dict[str, tuple[str, ...]] = {
     "apex": (".cls",),
     "actionscript": (".as",),
     "squirrel": (".nut",),
-    "starlark": (".bzl", ".star"),
+    "starlark": (".star",),
     "smali": (".smali",),
     "pony": (".pony",),
     "hare": (".ha",),
@@ -291,7 +360,7 @@ _PACK_EXT: dict[str, tuple[str, ...]] = {
     "vim": (".vim",),
     "jsonnet": (".jsonnet", ".libsonnet"),
     "nix": (".nix",),
-    "terraform": (".tf",),
+    "terraform": (),
     "hcl": (".hcl",),
     "sql": (".sql",),
     "graphql": (".graphql", ".gql"),
@@ -347,7 +416,7 @@ _NOT_AUTO = frozenset(
     }
 )  # fmt: skip
 # Languages where `$` can start an identifier, so metavariables need no replacement.
-_DOLLAR_OK = frozenset({"bash", "kotlin", "scala", "groovy", "haxe", "svelte", "vue", "astro"})
+_DOLLAR_OK = frozenset({"bash", "scala", "groovy", "haxe", "svelte", "vue", "astro"})
 
 
 def builtin_grammars() -> list[Grammar]:
@@ -370,13 +439,18 @@ def builtin_grammars() -> list[Grammar]:
     for name in pack_names():
         if name in _TUNED:
             continue
+        cli = _CLI_LANGS.get(name, {})
+        extensions = cli.get("ext", _PACK_EXT.get(name, ()))
         out.append(
             Grammar(
                 id=name,
-                extensions=_PACK_EXT.get(name, ()),
+                extensions=extensions,
                 loader=_pack(name),
-                metavar_char="$" if name in _DOLLAR_OK else MU,
-                auto=name in _PACK_EXT and name not in _NOT_AUTO,
+                contexts=cli.get("ctx", (HOLE,)),
+                metavar_char=cli.get("mv", "$" if name in _DOLLAR_OK else MU),
+                auto=bool(extensions) and name not in _NOT_AUTO,
+                aliases=cli.get("aliases", ()),
+                preferred=cli.get("prefer", ()),
             )
         )
     return out

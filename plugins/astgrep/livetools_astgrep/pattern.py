@@ -182,6 +182,8 @@ _BODY_OWNERS = frozenset({"for_statement", "if_statement", "while_statement"})
 # `{ $$$A }` alone in braces, and the marker of the variant that writes it `{ $$$A; }`.
 _RUN_BLOCK = re.compile(r"\{\s*(\$\$\$[A-Z_0-9]*)\s*\}")
 _BLOCK_RUN = "{;}"
+# A C++ function definition: a return type, a name, parameters, then a body.
+_CPP_DEFINITION = re.compile(r"[\w$:<>,*&\s]+?[\s*&]([\w$:~]+)\s*\([^;{]*\)[^;{=]*\{")
 _STATEMENT = re.compile(r"\s*(if|for|while|do|try|else|switch)\b")
 
 
@@ -258,6 +260,12 @@ class Compiler:
             out.append((text, quoted))
         if _DIRECTIVE.match(fragment):  # Dart `import $X;` reads as a local `import X;` as
             out.append(out.pop(0))  # written: a string where a directive wants one wins
+        if self.grammar.id == "cpp" and _CPP_DEFINITION.match(fragment):
+            # C++ `int $F($$$P) { $$$ }`: as written the body `{ $$$ }` is an initializer list
+            # (a braced declaration); as `{ $$$; }` it is a function body, first.
+            run = re.compile(r"\{\s*(" + re.escape(c * 3) + r"[A-Z_0-9]*)\s*\}\s*$")
+            if run.search(pre):
+                out.insert(0, (run.sub(r"{ \1; }", pre), _BLOCK_RUN))
         if self.grammar.id == "dart" and _RUN_BLOCK.search(pre):
             # Dart `if ($C) { $$$A } else { $$$B }`: the set literal `{ $$$A }` needs a `;`
             # before `else`; as `{ $$$A; }` it is a block.

@@ -1,0 +1,146 @@
+"""Issue 30's repros on the languages nobody tuned: each agrees with the ast-grep CLI (the
+oracle), or differs on purpose and the difference is pinned on both sides."""
+
+from __future__ import annotations
+
+import pytest
+
+from livetools_astgrep.table import GrammarTable
+from tests.astgrep.oracle import cli_in_code, grammars, ours_in_code
+
+KT = "fun f() {\n    list.add(1, 2)\n    val y = 3\n    assertThat(a).isEqualTo(b)\n}\n"
+CS = (
+    "class A {\n    async void M() {\n"
+    "        var x = new B(1);\n        if (a == a) { }\n    }\n}\n"
+)
+
+
+# (language, extension, pattern, code, expected matched texts); the CLI answers the same.
+AGREED = [
+    # Kotlin: `$` is no identifier character in the bundled grammar; `µ` is (as in the CLI).
+    ("kotlin", ".kt", "$X.add($$$A)", KT, ["list.add(1, 2)"]),
+    ("kotlin", ".kt", "list.add($$$A)", KT, ["list.add(1, 2)"]),
+    ("kotlin", ".kt", "val $X = $Y", KT, ["val y = 3"]),
+    ("kotlin", ".kt", "assertThat($A).isEqualTo($B)", KT, ["assertThat(a).isEqualTo(b)"]),
+    # PHP: code is text until `<?php`; patterns are read behind it.
+    ("php", ".php", "count($X)", "<?php\n$n = count($a);\n", ["count($a)"]),
+    ("php", ".php", "$X->$M($$$A)", "<?php\n$a->b(1);\n", ["$a->b(1)"]),
+    # C# and Java expressions without `;`.
+    ("csharp", ".cs", "new $C($$$)", CS, ["new B(1)"]),
+    ("csharp", ".cs", "$A == $A", CS, ["a == a"]),
+    ("java", ".java", "$A == $A", CS.replace("async ", ""), ["a == a"]),
+    (
+        "java",
+        ".java",
+        "new $C($$$)",
+        "class A { void m() { Object o = new B(1); } }\n",
+        ["new B(1)"],
+    ),
+    # Lua: an expression alone is no statement.
+    ("lua", ".lua", "$X .. $Y", "local s = a .. b\n", ["a .. b"]),
+    ("swift", ".swift", "$X.append($Y)", "func f() { a.append(1) }\n", ["a.append(1)"]),
+    (
+        "ruby",
+        ".rb",
+        "$X.each do |$Y| $$$ end",
+        "a.each do |x| p x end\n",
+        ["a.each do |x| p x end"],
+    ),
+    ("scala", ".scala", "$X.map($F)", "object A { val y = a.map(f) }\n", ["a.map(f)"]),
+    ("bash", ".sh", "echo $X", "echo hi\n", ["echo hi"]),
+]
+
+
+@pytest.mark.parametrize(("lang", "ext", "pattern", "code", "expected"), AGREED)
+def test_agrees_with_cli(tmp_path, lang, ext, pattern, code, expected):
+    assert ours_in_code(lang, pattern, code, tmp_path, ext) == expected
+    assert cli_in_code(lang, pattern, code, tmp_path, ext) == expected
+
+
+CPP = "int f(int a) { return a; }\nint g() { return 1; }\nauto h(int a) -> int { return a; }\n"
+
+
+@pytest.mark.parametrize(
+    ("pattern", "expected"),
+    [
+        ("int $F($$$P) { $$$ }", ["int f(int a) { return a; }", "int g() { return 1; }"]),
+        ("auto $F($$$P) -> $R { $$$ }", ["auto h(int a) -> int { return a; }"]),
+    ],
+)
+def test_cpp_definitions_at_top_level(tmp_path, pattern, expected):
+    """The CLI reads these as braced declarations and finds nothing; a definition is tried at
+    top level before a function body can misread it."""
+    assert ours_in_code("cpp", pattern, CPP, tmp_path, ".cpp") == expected
+    assert cli_in_code("cpp", pattern, CPP, tmp_path, ".cpp") == []
+
+
+def test_csharp_await_is_the_whole_expression(tmp_path):
+    """The CLI matches only the `await` keyword (its pattern is an ERROR node); we the
+    expression."""
+    code = "class A {\n    async void M() {\n        await F();\n    }\n}\n"
+    assert ours_in_code("csharp", "await $X", code, tmp_path, ".cs") == ["await F()"]
+    assert cli_in_code("csharp", "await $X", code, tmp_path, ".cs") == ["await"]
+
+
+def test_c_ifdef_compiles_and_needs_its_body_written(tmp_path):
+    """`#ifdef $X` is accepted (behind an `#endif`); it matches an empty conditional only, as
+    we never skip trailing children; the CLI's prefix match takes any body."""
+    code = "#ifdef FOO\nint x;\n#endif\n#ifdef BAR\n#endif\n"
+    assert ours_in_code("c", "#ifdef $X", code, tmp_path, ".c") == ["#ifdef BAR"]
+    assert ours_in_code("c", "#ifdef $X\n$$$B\n#endif", code, tmp_path, ".c")[:1] == [
+        "#ifdef FOO\nint x;\n#endif"
+    ]
+
+
+# Extensions the CLI maps (its extension table), each to the language the CLI reads it as.
+CLI_EXTENSIONS = {
+    "bash": (".bash", ".bats", ".cgi", ".command", ".fcgi", ".ksh", ".sh", ".tmux", ".zsh"),
+    "c": (".c", ".h"),
+    "cpp": (".cc", ".hpp", ".cpp", ".c++", ".hh", ".cxx", ".cu", ".ino"),
+    "csharp": (".cs",),
+    "css": (".css",),
+    "elixir": (".ex", ".exs"),
+    "go": (".go",),
+    "haskell": (".hs",),
+    "hcl": (".hcl", ".tf", ".tfvars"),
+    "html": (".html", ".htm", ".xhtml"),
+    "java": (".java",),
+    "javascript": (".cjs", ".js", ".mjs", ".jsx"),
+    "json": (".json",),
+    "kotlin": (".kt", ".ktm", ".kts"),
+    "lua": (".lua",),
+    "nix": (".nix",),
+    "php": (".php",),
+    "python": (".py", ".py3", ".pyi", ".bzl"),
+    "ruby": (".rb", ".rbw", ".gemspec"),
+    "rust": (".rs",),
+    "scala": (".scala", ".sc", ".sbt"),
+    "solidity": (".sol",),
+    "swift": (".swift",),
+    "typescript": (".ts", ".cts", ".mts"),
+    "tsx": (".tsx",),
+    "yaml": (".yaml", ".yml"),
+    "dart": (".dart",),
+}
+
+
+@pytest.mark.parametrize("lang", sorted(CLI_EXTENSIONS))
+def test_extensions_as_the_cli_maps_them(lang):
+    table = GrammarTable()
+    for grammar in grammars().values():
+        table.add(grammar)
+    for ext in CLI_EXTENSIONS[lang]:
+        assert table.by_ext[ext].id == lang, ext
+
+
+# The CLI's metavariable character per language (its expando char).
+CLI_METAVAR = {"c": "\U00010000", "cpp": "\U00010000", "css": "_", "nix": "_"}
+CLI_METAVAR |= dict.fromkeys(
+    ["csharp", "elixir", "go", "haskell", "hcl", "kotlin", "php", "python", "ruby", "rust"], "µ"
+)
+CLI_METAVAR |= {"swift": "µ"}
+
+
+@pytest.mark.parametrize("lang", sorted(CLI_EXTENSIONS))
+def test_metavar_character_as_the_cli(lang):
+    assert grammars()[lang].metavar_char == CLI_METAVAR.get(lang, "$")
