@@ -144,3 +144,42 @@ CLI_METAVAR |= {"swift": "µ"}
 @pytest.mark.parametrize("lang", sorted(CLI_EXTENSIONS))
 def test_metavar_character_as_the_cli(lang):
     assert grammars()[lang].metavar_char == CLI_METAVAR.get(lang, "$")
+
+
+def _host():
+    import livetools_astgrep.plugin
+    from livetools import Host
+
+    return Host(plugins=[("astgrep", livetools_astgrep.plugin)], entry_points=False)
+
+
+async def test_empty_answer_says_the_anchor_is_there(tmp_path):
+    """`add($X)` cannot match `add(1, 2)`: the answer says `add` occurs, where, and what to do,
+    instead of a bare "no matches" read as "no such code"."""
+    (tmp_path / "a.py").write_text("x = add(1, 2)\ny = add(3, 4)\n")
+    (tmp_path / "b.py").write_text("z = add(5, 6)\n")
+    async with _host().open_run(tmp_path) as run:
+        result = await run.call("ast_grep", {"pattern": "add($X)"})
+    lines = result.text.splitlines()
+    assert lines[0] == "no matches under ."
+    assert lines[1].startswith("0 matches, but the pattern's anchor `add` occurs 3 times in 2")
+    assert "a.py:1" in lines[1] and "write the pattern as that code reads" in lines[1]
+    assert result.data["anchor"]["occurrences"] == 3
+
+
+async def test_empty_answer_without_the_anchor_stays_short(tmp_path):
+    (tmp_path / "a.py").write_text("x = add(1, 2)\n")
+    async with _host().open_run(tmp_path) as run:
+        result = await run.call("ast_grep", {"pattern": "remove($X)"})
+    assert result.text.splitlines()[0] == "no matches under ."
+    assert "anchor" not in result.text and "anchor" not in result.data
+
+
+async def test_bats_and_sbt_files_are_searched(tmp_path):
+    (tmp_path / "t.bats").write_text("echo hi\n")
+    (tmp_path / "build.sbt").write_text("val x = a.map(f)\n")
+    async with _host().open_run(tmp_path) as run:
+        bash = await run.call("ast_grep", {"pattern": "echo $X"})
+        scala = await run.call("ast_grep", {"pattern": "$X.map($F)"})
+    assert bash.text.splitlines()[0] == "1 match in 1 file", bash.text
+    assert scala.text.splitlines()[0] == "1 match in 1 file", scala.text

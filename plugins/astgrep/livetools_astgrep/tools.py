@@ -23,6 +23,7 @@ from livetools import (
 from livetools.approvals import asks_only_if, card_by
 from livetools.files import check_regular
 
+from .anchor import explain_empty
 from .engine import UNPARSED, FileJob
 from .gcpause import gc_paused
 from .grammar import Grammar
@@ -227,6 +228,16 @@ async def ast_grep(ctx: CallContext, args: AstGrepArgs) -> Result:
             parts.append(part)
             found += sum(len(o.matches) for o in part.outcomes)
         result = _search_result(scope, parts, limit)
+        anchor = None if found else explain_empty(res.root, parts)
+        if anchor is not None:  # never a silent empty when the pattern's text is there
+            head, _, rest = result.text.partition("\n")
+            result.text = "\n".join(x for x in (head, anchor.sentence(), rest) if x)
+            result.data["anchor"] = {
+                "token": anchor.token,
+                "occurrences": anchor.occurrences,
+                "files": anchor.files,
+                "examples": anchor.examples,
+            }
         del parts  # freed by reference counting, before the collector is back
         pause.kept = len(result.data["matches"]) if result.data else 0
     return result
