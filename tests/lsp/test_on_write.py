@@ -90,7 +90,9 @@ async def test_reported_once_not_when_moved_not_when_fixed_again_when_doubled(
                 "new": "",
             },
         )
-        assert r.text == "edited app.py", r.text
+        assert r.text == f"edited app.py\nchecked by {server}: the write added no diagnostics", (
+            r.text
+        )
 
         # Broken again after the fix: news again.
         r = await run.call(
@@ -109,7 +111,9 @@ async def test_errors_already_there_are_not_blamed_on_the_write(project, server:
     (root / "old.py").write_text("print(undefined_thing)\n\nvalue = 1\n")
     async with lsp_run(root, [server]) as run:
         r = await run.call("edit", {"path": "old.py", "old": "value = 1", "new": "value = 2"})
-        assert r.text == "edited old.py", r.text
+        assert r.text == f"edited old.py\nchecked by {server}: the write added no diagnostics", (
+            r.text
+        )
         # A new file with an error: everything in it is news.
         r = await run.call("write", {"path": "fresh.py", "content": "y = undefined_thing\n"})
         news = new_diagnostics(r.text)
@@ -121,7 +125,7 @@ async def test_writes_no_server_handles_cost_nothing(project, server: str) -> No
     async with lsp_run(root, [server]) as run:
         started = time.perf_counter()
         r = await run.call("write", {"path": "notes.txt", "content": "hello\n"})
-        assert r.text == "created notes.txt"
+        assert r.text == "created notes.txt"  # not checked: no note, unlike "checked by"
         assert time.perf_counter() - started < 0.5
         assert run.resource("lsp").servers == {}
 

@@ -98,6 +98,7 @@ async def _observe(sup: Supervisor, paths: list[Path], notes: list[str]) -> Asyn
     ]
     outcomes = await asyncio.gather(*waits, return_exceptions=True)
     found: list[tuple[Path, str, list[Item]]] = []
+    clean: set[str] = set()  # servers that checked a written file and found nothing new
     for path, outcome in zip(paths, outcomes, strict=True):
         rel = relpath(sup.root, path)
         if isinstance(outcome, ToolError):
@@ -109,6 +110,8 @@ async def _observe(sup: Supervisor, paths: list[Path], notes: list[str]) -> Asyn
             notes.append(outcome)
         elif isinstance(outcome, tuple) and outcome[1]:
             found.append((path, outcome[0], outcome[1]))
+        elif isinstance(outcome, tuple):
+            clean.add(outcome[0])
     checked: list[str] = []
     latency = max((s.latency for s in sent), default=0.0)
     for dep in dependents:
@@ -120,6 +123,13 @@ async def _observe(sup: Supervisor, paths: list[Path], notes: list[str]) -> Asyn
         checked += dep.checked_note()
     if found:
         notes.append(render(sup, found, checked))
+    elif clean:
+        # Said, so "clean" never reads like "not checked" (no server, or none answered in time).
+        files = [c for c in checked if not c.startswith("(")]
+        others = f"; also checked {len(files)} other open files" if files else ""
+        notes.append(
+            f"checked by {', '.join(sorted(clean))}: the write added no diagnostics{others}"
+        )
 
 
 class _Dependents:
