@@ -55,6 +55,47 @@ PATTERNS: dict[str, list[str]] = {
         "for (var $X in $Y) { print($X); }", "while ($C) { $$$ }",
         "if ($C) { $$$A } else { $$$B }",
     ],
+    "php": [
+        "$F($$$A)", "return $X;", "new $C($$$)", "$X->$M($$$A)", "count($X)",
+        "throw new $E($$$);", "if ($C) { $$$B }", "foreach ($X as $V) { $$$ }",
+        "$A === $B", "isset($X)", "use $N;", "$this->$P", "sprintf($$$A)", "[$$$A]",
+    ],
+    "kotlin": [
+        "$F($$$A)", "return $X", "val $X = $Y", "var $X = $Y", "$X.add($$$A)",
+        "$X?.let { $$$ }", "fun $F($$$P) { $$$ }", "if ($C) { $$$ }", "$A == $B",
+        "throw $E", "listOf($$$A)", "$X!!", "when ($X) { $$$ }",
+    ],
+    "swift": [
+        "$F($$$A)", "return $X", "let $X = $Y", "var $X = $Y", "guard $C else { $$$ }",
+        "if let $X = $Y { $$$ }", "func $F($$$P) { $$$ }", "$X.append($Y)", "throw $E",
+        "$A == $B", "self.$P", "try $X", "await $X",
+    ],
+    "csharp": [
+        "$F($$$A)", "return $X;", "new $C($$$)", "$A == $A", "$A == $B", "throw $E;",
+        "if ($C) { $$$B }", "foreach (var $X in $Y) { $$$ }", "using ($X) { $$$ }",
+        "$X.Dispose()", "typeof($T)", "$X != null", "nameof($X)",
+    ],
+    "ruby": [
+        "$F($$$A)", "$X.each do |$Y| $$$ end", "def $M($$$P) $$$ end", "raise $E",
+        "return $X", "$X << $Y", "require $X", "attr_reader $$$A", "$A == $B",
+        "$X.map { |$Y| $$$ }", "if $C then $$$ end", "@$X = $Y", "unless $C $$$ end",
+    ],
+    "lua": [
+        "$F($$$A)", "return $X", "local $X = $Y", "$X .. $Y", "function $F($$$P) $$$ end",
+        "local function $F($$$P) $$$ end", "if $C then $$$ end", "$A == $B", "not $X",
+        "error($$$A)", "for $K, $V in pairs($T) do $$$ end", "$X:$M($$$A)", "#$X",
+        "type($X) == $T",
+    ],
+    "bash": [
+        "echo $X", "local $X", "return $X", "[[ $$$ ]]", "$F $$$A", "if $C; then $$$ fi",
+        "for $X in $$$Y; do $$$ done", "exit $X", "printf $$$A", "shift", "$X=$Y",
+        "case $X in $$$ esac",
+    ],
+    "solidity": [
+        "$F($$$A)", "return $X;", "require($$$A);", "revert $E($$$A);", "emit $E($$$A);",
+        "function $F($$$P) $$$ { $$$ }", "$A == $B", "if ($C) { $$$ }", "msg.sender",
+        "$X[$K]", "unchecked { $$$ }", "mapping($K => $V)", "address($X)",
+    ],
 }  # fmt: skip
 
 # Patterns the CLI cannot take as written, with the CLI rule that means the same: its Dart

@@ -1,9 +1,10 @@
 """The real-world corpus per tuned language, as the astgrep tests use it: pinned projects fetched
 by scripts/corpus.py (never committed), sampled deterministically so a run fits CI.
 
-Two projects need shaping: fmt ships its C++ headers as `.h` (copied as `.hpp`, so the CLI and
-we both read them as C++), and tree-sitter-dart carries Dart only inside its test corpus (each
-example becomes one `.dart` file)."""
+Some projects need shaping: bats ships most scripts without an extension (copied as `.sh`),
+fmt ships its C++ headers as `.h` (copied as `.hpp`, so the CLI and we both read them as C++),
+and tree-sitter-dart carries Dart only inside its test corpus (each example becomes one `.dart`
+file)."""
 
 from __future__ import annotations
 
@@ -24,6 +25,14 @@ PROJECTS: dict[str, tuple[str, ...]] = {
     "c": ("brotli", "lz4"),
     "cpp": ("nlohmann-json", "fmt"),
     "dart": ("tree-sitter-dart",),
+    "php": ("symfony-console",),
+    "kotlin": ("expo-modules-core",),
+    "swift": ("expo-modules-core",),
+    "csharp": ("pythonnet",),
+    "ruby": ("ruby-thor",),
+    "lua": ("penlight",),
+    "bash": ("bats",),
+    "solidity": ("openzeppelin",),
 }
 EXTS: dict[str, tuple[str, ...]] = {
     "python": (".py",),
@@ -34,6 +43,14 @@ EXTS: dict[str, tuple[str, ...]] = {
     "c": (".c", ".h"),
     "cpp": (".hpp", ".cpp", ".cc"),
     "dart": (".dart",),
+    "php": (".php",),
+    "kotlin": (".kt",),
+    "swift": (".swift",),
+    "csharp": (".cs",),
+    "ruby": (".rb",),
+    "lua": (".lua",),
+    "bash": (".bash", ".sh"),
+    "solidity": (".sol",),
 }
 EXT_OF = {lang: exts[0] for lang, exts in EXTS.items()}
 # Files per language for the differential suite: enough for every pattern to find real matches,
@@ -71,6 +88,8 @@ def _shaped(lang: str) -> tuple[Path, ...]:
             for header in sorted(root.rglob("*.h")):
                 shutil.copyfile(header, target / (header.stem + ".hpp"))
             root = target
+        if name == "bats":
+            root = _bash_scripts(root)
         if name == "tree-sitter-dart":
             files += _dart_examples(root)
             continue
@@ -82,6 +101,17 @@ def corpus_files(lang: str, n: int = SAMPLE) -> list[Path]:
     """A deterministic sample of the language's corpus files (all of them when n is 0)."""
     files = list(_shaped(lang))
     return files if not n else _sample(files, n)
+
+
+def _bash_scripts(root: Path) -> Path:
+    """bats ships most of its scripts without an extension: each bash script as `.sh`."""
+    target = _scratch() / "bats"
+    target.mkdir()
+    for path in sorted(p for p in root.rglob("*") if p.is_file()):
+        head = path.read_bytes()[:64]
+        if path.suffix in (".bash", ".sh") or (head.startswith(b"#!") and b"bash" in head):
+            shutil.copyfile(path, target / f"{path.parent.name}-{path.stem}.sh")
+    return target
 
 
 def _dart_examples(root: Path) -> list[Path]:

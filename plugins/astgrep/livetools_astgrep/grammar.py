@@ -274,7 +274,13 @@ _CLI_LANGS: dict[str, dict[str, Any]] = {
     "solidity": {
         "mv": "$",
         "ext": (".sol",),
-        "ctx": (HOLE, "contract C_ {\n{}\n}", "contract C_ {\nfunction f_() {\n{};\n}\n}"),
+        "ctx": (
+            HOLE,
+            "contract C_ {\n{}\n}",
+            "contract C_ {\nfunction f_() public {\n{}\n}\n}",
+            "contract C_ {\nfunction f_() public {\n{};\n}\n}",
+            "contract C_ {\nfunction f_() public {\nx_ = {};\n}\n}",
+        ),
     },
     "swift": {
         "mv": MU,

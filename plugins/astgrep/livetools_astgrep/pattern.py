@@ -182,6 +182,7 @@ _BODY_OWNERS = frozenset({"for_statement", "if_statement", "while_statement"})
 # `{ $$$A }` alone in braces, and the marker of the variant that writes it `{ $$$A; }`.
 _RUN_BLOCK = re.compile(r"\{\s*(\$\$\$[A-Z_0-9]*)\s*\}")
 _BLOCK_RUN = "{;}"
+_RUN_AS_STATEMENT = frozenset({"csharp", "solidity", "php", "swift", "kotlin", "scala"})
 # A C++ function definition: a return type, a name, parameters, then a body.
 _CPP_DEFINITION = re.compile(r"[\w$:<>,*&\s]+?[\s*&]([\w$:~]+)\s*\([^;{]*\)[^;{=]*\{")
 _STATEMENT = re.compile(r"\s*(if|for|while|do|try|else|switch)\b")
@@ -266,6 +267,11 @@ class Compiler:
             run = re.compile(r"\{\s*(" + re.escape(c * 3) + r"[A-Z_0-9]*)\s*\}\s*$")
             if run.search(pre):
                 out.insert(0, (run.sub(r"{ \1; }", pre), _BLOCK_RUN))
+        if self.grammar.id in _RUN_AS_STATEMENT:
+            # C# `foreach (…) { $$$ }`: a lone name is no statement there; `{ $$$; }` is.
+            run = re.compile(r"\{\s*(" + re.escape(c * 3) + r"[A-Z_0-9]*)\s*\}")
+            if run.search(pre):
+                out.append((run.sub(r"{ \1; }", pre), _BLOCK_RUN))
         if self.grammar.id == "dart" and _RUN_BLOCK.search(pre):
             # Dart `if ($C) { $$$A } else { $$$B }`: the set literal `{ $$$A }` needs a `;`
             # before `else`; as `{ $$$A; }` it is a block.
