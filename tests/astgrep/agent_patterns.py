@@ -96,6 +96,31 @@ PATTERNS: dict[str, list[str]] = {
         "function $F($$$P) $$$ { $$$ }", "$A == $B", "if ($C) { $$$ }", "msg.sender",
         "$X[$K]", "unchecked { $$$ }", "mapping($K => $V)", "address($X)",
     ],
+    "javascript": [
+        "require($A)", "const $X = $Y", "$X.push($$$)", "$F($$$ARGS)", "function $F($$$P) { $$$B }",
+        "($$$P) => $B", "new $C($$$)", "$A && $B", "module.exports = $X", "this.$P",
+        "return $X", "if ($C) { $$$B }", "var $X = $Y", "$A === $B",
+    ],
+    "tsx": [
+        "$F($$$A)", "return $X", "const $X = $Y", "<$T $$$P />", "import $X from $M",
+        "import { $$$ } from $M", "($$$P) => $B", "$A === $B", "React.useEffect($$$)",
+        "styles.$S", "if ($C) { $$$ }", "export default function $F($$$P) { $$$ }",
+    ],
+    "css": [
+        "color: $V", "display: none", "var($X)", "calc($X)", "$P: $V", "@media $Q { $$$ }",
+        ".btn { $$$ }", "transition: $$$V", "border: 0", "rgba($$$A)", "margin: 0",
+        "@supports $Q { $$$ }",
+    ],
+    "html": [
+        "<meta $$$>", "<link $$$>", "<script $$$>$$$</script>", "<title>$$$</title>",
+        "<body>$$$</body>", "<head>$$$</head>", "<p>$$$</p>", "<html $$$>$$$</html>",
+        "<a $$$>$$$</a>", "<h1>$$$</h1>", "<style>$$$</style>", "<div $$$>$$$</div>",
+    ],
+    "json": [
+        '"$K": $V', "[$$$]", "{ $$$ }", '"abi": $V', '"name": $N', '"type": "function"',
+        "true", "null", '"inputs": [$$$]', '"stateMutability": $S', '"internalType": $T',
+        '"anonymous": false',
+    ],
 }  # fmt: skip
 
 # Patterns the CLI cannot take as written, with the CLI rule that means the same: its Dart

@@ -33,6 +33,11 @@ PROJECTS: dict[str, tuple[str, ...]] = {
     "lua": ("penlight",),
     "bash": ("bats",),
     "solidity": ("openzeppelin",),
+    "javascript": ("express",),
+    "tsx": ("react-navigation-elements",),
+    "css": ("bootstrap",),
+    "html": ("html5-boilerplate",),
+    "json": ("openzeppelin",),
 }
 EXTS: dict[str, tuple[str, ...]] = {
     "python": (".py",),
@@ -51,6 +56,11 @@ EXTS: dict[str, tuple[str, ...]] = {
     "lua": (".lua",),
     "bash": (".bash", ".sh"),
     "solidity": (".sol",),
+    "javascript": (".js",),
+    "tsx": (".tsx",),
+    "css": (".css",),
+    "html": (".html",),
+    "json": (".json",),
 }
 EXT_OF = {lang: exts[0] for lang, exts in EXTS.items()}
 # Files per language for the differential suite: enough for every pattern to find real matches,

@@ -115,6 +115,36 @@ KNOWN: dict[tuple[str, str], str] = {
     ("solidity", "msg.sender"): ALONE,
     ("solidity", "address($X)"): ALONE,
     ("solidity", "$X[$K]"): CONTEXT + " (an array type `uint32[8]`)",
+    ("javascript", "if ($C) { $$$B }"): TRAILING,
+    ("javascript", "var $X = $Y"): TRAILING + ": `var i = 0, len = n` (more declarators)",
+    ("tsx", "if ($C) { $$$ }"): TRAILING,
+    **{
+        ("css", p): ALONE + " (a declaration or value needs a rule around it)"
+        for p in (
+            "color: $V",
+            "display: none",
+            "var($X)",
+            "calc($X)",
+            "transition: $$$V",
+            "border: 0",
+            "rgba($$$A)",
+            "margin: 0",
+        )
+    },
+    ("css", "$P: $V"): "the CLI reads a selector `a:hover`; we read a declaration `p: v;`",
+    **{
+        ("json", p): ALONE + " (a pair needs an object around it)"
+        for p in (
+            '"$K": $V',
+            '"abi": $V',
+            '"name": $N',
+            '"type": "function"',
+            '"inputs": [$$$]',
+            '"stateMutability": $S',
+            '"internalType": $T',
+            '"anonymous": false',
+        )
+    },
 }
 
 _ROWS: dict[str, list[tuple[str, int, int, int, bool]]] = {}

@@ -246,12 +246,17 @@ _CLI_LANGS: dict[str, dict[str, Any]] = {
         ),
         "aliases": ("cs", "c#"),
     },
-    "css": {"mv": "_", "ext": (".css",)},
+    "css": {
+        "mv": "_",
+        "ext": (".css",),
+        # a declaration (`color: $V`), then a value (`var($X)`)
+        "ctx": (HOLE, "a_ {\n{}\n}", "a_ {\n{};\n}", "a_ {\nb_: {};\n}"),
+    },
     "elixir": {"mv": MU, "ext": (".ex", ".exs")},
     "haskell": {"mv": MU, "ext": (".hs",)},
     "hcl": {"mv": MU, "ext": (".hcl", ".tf", ".tfvars", ".nomad", ".workflow")},
     "html": {"mv": "$", "ext": (".html", ".htm", ".xhtml")},
-    "json": {"mv": "$", "ext": (".json",)},
+    "json": {"mv": "$", "ext": (".json",), "ctx": (HOLE, "{\n{}\n}", "[{}]")},
     "kotlin": {
         "mv": MU,
         "ext": (".kt", ".ktm", ".kts"),
