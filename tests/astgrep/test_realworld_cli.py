@@ -14,7 +14,7 @@ import pytest
 from livetools_astgrep.pattern import PatternError
 from tests.astgrep.agent_patterns import PATTERNS, RULES
 from tests.astgrep.oracle import Span, cli, cli_rule, ours, text_of
-from tests.astgrep.realworld import corpus_files
+from tests.astgrep.realworld import PROJECTS, corpus_files
 
 TRAILING = "the CLI skips trailing children (else branches, more clauses, a class body)"
 CONTEXT = "the CLI parses the fragment at top level, where it is not a call or statement"
@@ -164,13 +164,17 @@ def _same(mine: set[Span], theirs: set[Span]) -> set[Span]:
 def agreement_table() -> str:
     if not _ROWS:
         return ""
-    head = f"{'language':11} {'patterns':>8} {'agree':>6} {'differ':>6}  matches ours/CLI/both"
+    head = (
+        f"{'language':11} {'project':26} {'patterns':>8} {'agree':>6} {'differ':>6}"
+        "  matches ours/CLI/both"
+    )
     lines = [head]
     for lang, rows in _ROWS.items():
+        project = ",".join(PROJECTS.get(lang, ()))
         agree = sum(1 for r in rows if r[4])
         known = sum(1 for r in rows if not r[4])
         o, c, b = sum(r[1] for r in rows), sum(r[2] for r in rows), sum(r[3] for r in rows)
-        lines.append(f"{lang:11} {len(rows):>8} {agree:>6} {known:>6}  {o}/{c}/{b}")
+        lines.append(f"{lang:11} {project:26} {len(rows):>8} {agree:>6} {known:>6}  {o}/{c}/{b}")
     return "\n".join(lines)
 
 
