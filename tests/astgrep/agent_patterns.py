@@ -121,6 +121,10 @@ PATTERNS: dict[str, list[str]] = {
         "true", "null", '"inputs": [$$$]', '"stateMutability": $S', '"internalType": $T',
         '"anonymous": false',
     ],
+    "yaml": [
+        "name: $N", "hosts: $H", "gather_facts: no", "- name: $N", "when: $C", "$K: $V",
+        "register: $R", "tasks: $T", "become: yes", "- $X", "vars: $V", "ignore_errors: yes",
+    ],
 }  # fmt: skip
 
 # Patterns the CLI cannot take as written, with the CLI rule that means the same: its Dart

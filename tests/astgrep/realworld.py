@@ -38,6 +38,7 @@ PROJECTS: dict[str, tuple[str, ...]] = {
     "css": ("bootstrap",),
     "html": ("html5-boilerplate",),
     "json": ("openzeppelin",),
+    "yaml": ("ansible-core",),
 }
 EXTS: dict[str, tuple[str, ...]] = {
     "python": (".py",),
@@ -61,6 +62,7 @@ EXTS: dict[str, tuple[str, ...]] = {
     "css": (".css",),
     "html": (".html",),
     "json": (".json",),
+    "yaml": (".yml", ".yaml"),
 }
 EXT_OF = {lang: exts[0] for lang, exts in EXTS.items()}
 # Files per language for the differential suite: enough for every pattern to find real matches,

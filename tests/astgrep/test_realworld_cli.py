@@ -145,6 +145,11 @@ KNOWN: dict[tuple[str, str], str] = {
             '"anonymous": false',
         )
     },
+    ("yaml", "- $X"): "the CLI finds nothing (its pattern is a document, not a sequence item)",
+    ("yaml", "- name: $N"): (
+        "the CLI finds nothing; we match an item that is only `name: …` (no trailing children:"
+        " add the other keys, or `$$$`)"
+    ),
 }
 
 _ROWS: dict[str, list[tuple[str, int, int, int, bool]]] = {}
