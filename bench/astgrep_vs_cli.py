@@ -78,7 +78,37 @@ LANGUAGES = {
     ".cpp": "cpp",
     ".hpp": "cpp",
     ".dart": "dart",
+    ".php": "php",
+    ".kt": "kotlin",
+    ".swift": "swift",
+    ".cs": "csharp",
+    ".rb": "ruby",
+    ".lua": "lua",
+    ".sol": "solidity",
+    ".js": "javascript",
+    ".tsx": "tsx",
+    ".css": "css",
+    ".json": "json",
+    ".yml": "yaml",
 }
+# One selective case per language nobody tuned (issue 30): a call whose name is rare in its
+# corpus project, so the literal prefilter decides most files; run with the general cases.
+SELECTIVE = {
+    "php": "sprintf($$$A)",
+    "kotlin": "listOf($$$A)",
+    "swift": "$X.append($Y)",
+    "csharp": "nameof($X)",
+    "ruby": "raise $E",
+    "lua": "error($$$A)",
+    "solidity": "emit $E($$$A);",
+    "javascript": "require($A)",
+    "tsx": "React.useEffect($$$)",
+    "css": "rgba($$$A)",
+    "json": '"anonymous": false',
+    "yaml": "register: $R",
+}
+# Data formats have no calls: their non-selective case is every pair.
+NON_SELECTIVE = {"yaml": "$K: $V", "json": '"$K": $V', "css": "$P: $V"}
 
 
 def _source(part: str) -> Path:
@@ -274,6 +304,10 @@ def main() -> None:
             f"{version.strip()}; runs: {args.runs}"
         )
         cases = GENERAL_CASES
+        if language in SELECTIVE:
+            every = NON_SELECTIVE.get(language)
+            general = [(label, every, n, t) for label, _, n, t in GENERAL_CASES] if every else []
+            cases = [("selective", SELECTIVE[language], 0, None), *(general or GENERAL_CASES)]
         if language == "python":
             cases = PYTHON_CASES + GENERAL_CASES + PYTHON_TAIL
         if args.resident:
