@@ -183,3 +183,13 @@ async def test_bats_and_sbt_files_are_searched(tmp_path):
         scala = await run.call("ast_grep", {"pattern": "$X.map($F)"})
     assert bash.text.splitlines()[0] == "1 match in 1 file", bash.text
     assert scala.text.splitlines()[0] == "1 match in 1 file", scala.text
+
+
+@pytest.mark.parametrize("lang", sorted(CLI_EXTENSIONS))
+def test_every_cli_language_takes_the_worker_pool(lang):
+    """Untuned grammars load through the same module-level loader, so worker processes can
+    receive them: the same fast path (literal prefilter, pool) as the tuned ones."""
+    table = GrammarTable()
+    for grammar in grammars().values():
+        table.add(grammar)
+    assert table.shippable(table.by_id[lang])
