@@ -29,9 +29,11 @@ def cmdline(pid: int) -> bytes:
 
 @pytest.fixture
 def token(monkeypatch: pytest.MonkeyPatch) -> str:
-    """A token every kernel of the test inherits (a kernel's environment is the host's)."""
+    """A token every kernel of the test inherits (passed inside by name: the sandbox's environment
+    is an allow-list)."""
     value = uuid.uuid4().hex
     monkeypatch.setenv(TOKEN_ENV, value)
+    monkeypatch.setenv("LIVETOOLS_SANDBOX_ENV", TOKEN_ENV)  # the allow-list keeps it out else
     return value
 
 

@@ -551,7 +551,8 @@ def test_nothing_survives_a_sigkilled_host(tmp_path: Path) -> None:
     require_binary("basedpyright-langserver", "uv sync")
     root = _python_project(tmp_path / "proj")
     token = uuid.uuid4().hex
-    env = {**os.environ, TOKEN_ENV: token}
+    # passed inside by name: a sandbox's environment is an allow-list
+    env = {**os.environ, TOKEN_ENV: token, "LIVETOOLS_SANDBOX_ENV": TOKEN_ENV}
     host = subprocess.Popen(
         [sys.executable, "-c", HOST_SCRIPT, str(root)],
         stdout=subprocess.PIPE,

@@ -1,5 +1,6 @@
-"""The built-in bubblewrap sandbox: the host's file system read-only, the run root writable at
-`/workspace`, a private /tmp, no network, its own PID namespace, dying with the host.
+"""The built-in bubblewrap sandbox: the host's system folders read-only (its homes, `/run` and
+control sockets hidden: `view.py`), the run root writable at `/workspace`, a private /tmp, no
+network, its own PID namespace, an allow-listed environment (`environ.py`), dying with the host.
 
 It shows the shape every sandbox adapter follows: the root appears at another path (so the path
 mapping is exercised, not bypassed), and a shared folder at the same path on both sides carries
@@ -16,14 +17,19 @@ import tempfile
 from collections.abc import Mapping, Sequence
 from pathlib import Path, PurePosixPath
 
+from .environ import inside_env
 from .prefix import PrefixSandbox
+from .view import view_args
 
 INSIDE_ROOT = "/workspace"
+INSIDE_HOME = "/tmp/home"
 
 
 class BwrapSandbox(PrefixSandbox):
     """`network=True` keeps the host's network (default: unshared, only a loopback inside).
-    `binds` adds more host folders, read-write, at the same path inside."""
+    `binds` adds more host folders, read-write, at the same path inside (also one the view
+    hides, such as a home folder the run asks for); `env_names` are host variables passed in
+    beside the allow-list."""
 
     def __init__(
         self,
@@ -32,6 +38,7 @@ class BwrapSandbox(PrefixSandbox):
         inside_root: str = INSIDE_ROOT,
         network: bool = False,
         binds: Sequence[Path] = (),
+        env_names: Sequence[str] = (),
         bwrap: str = "bwrap",
     ) -> None:
         host = Path(host_root).resolve()
@@ -42,9 +49,12 @@ class BwrapSandbox(PrefixSandbox):
             "--unshare-all",
             *(["--share-net"] if network else []),
             *_host_system(inside_root),
+            *view_args(),
+            *(_resolver() if network else []),
             "--dev", "/dev",
             "--proc", "/proc",
             "--tmpfs", "/tmp",
+            "--dir", INSIDE_HOME,
             *_our_python_under("/tmp"),
             "--bind", str(host), inside_root,
             "--bind", str(self._own_shared), str(self._own_shared),
@@ -57,6 +67,7 @@ class BwrapSandbox(PrefixSandbox):
             shared_dir=self._own_shared,
             name="bwrap",
             host_network=network,
+            env_names=env_names,
         )
         self.network = network
 
@@ -67,7 +78,8 @@ class BwrapSandbox(PrefixSandbox):
         return [*self.prefix, *self.in_cwd(cwd), *argv]  # bwrap passes its environment on
 
     def host_env(self, env: Mapping[str, str] | None) -> Mapping[str, str] | None:
-        return env
+        """bwrap hands its own environment inside: the allow-list, HOME a private folder."""
+        return inside_env(env, home=INSIDE_HOME, passed=self.env_names)
 
     def describe(self) -> str:
         net = "host network" if self.network else "no network"
@@ -103,6 +115,14 @@ def _host_system(inside_root: str) -> list[str]:
         elif os.path.isdir(path):
             args += ["--ro-bind", path, path]
     return args
+
+
+def _resolver() -> list[str]:
+    """With the host's network, /etc/resolv.conf may point into the hidden /run: show it."""
+    real = os.path.realpath("/etc/resolv.conf")
+    if real.startswith("/run/") and os.path.isfile(real):
+        return ["--ro-bind", real, real]
+    return []
 
 
 def _our_python_under(private: str) -> list[str]:

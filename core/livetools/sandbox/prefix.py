@@ -11,13 +11,16 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path, PurePosixPath
 
 from ..procs import ChildProcess
+from .environ import inside_env
 from .paths import PathMap
 
 
 class PrefixSandbox:
     """`prefix` is put in front of every command. Environment: the prefix program inherits the
-    host's; what a family adds or removes is passed inside through `env -u K K=V …`, since
-    `docker exec` and friends do not forward their own environment. `host_network` says that
+    host's, and the inside gets the allow-list of `environ.py` (plus `env_names`, the option's
+    `env`): the command runs through `env -u K … K=V …`, which removes every other host variable
+    a launcher such as `unshare` passes on and sets what a family adds (`docker exec` and friends
+    do not forward their own environment; HOME stays the inside's). `host_network` says that
     the host's loopback reaches processes inside (a host-network container, `devcontainer
     exec`): families that speak TCP (debug adapters, kernels without a shared folder) need it."""
 
@@ -30,6 +33,7 @@ class PrefixSandbox:
         shared_dir: Path | None = None,
         name: str | None = None,
         host_network: bool = False,
+        env_names: Sequence[str] = (),
     ) -> None:
         if not prefix:
             raise ValueError("the sandbox prefix is empty: give the command that runs argv inside")
@@ -39,10 +43,15 @@ class PrefixSandbox:
         self.shared_dir = shared_dir
         self.name = name or Path(self.prefix[0]).name
         self.host_network = host_network
+        self.env_names = tuple(env_names)
 
     def command(self, argv: Sequence[str], *, cwd: str, env: Mapping[str, str] | None) -> list[str]:
         """The host command that runs `argv` inside, in `cwd` (an inside path), with `env`."""
-        return [*self.prefix, *self.in_cwd(cwd), *_env_delta(env), *argv]
+        inside = inside_env(env, passed=self.env_names)
+        given = os.environ if env is None else env
+        if "HOME" in given:  # the inside's own home: kept unless the family dropped it
+            inside["HOME"] = given["HOME"]
+        return [*self.prefix, *self.in_cwd(cwd), *_env_delta(inside), *argv]
 
     def in_cwd(self, cwd: str) -> list[str]:
         """Arguments that make the inside start in `cwd`; a plain prefix cannot say, so the
@@ -91,10 +100,8 @@ class PrefixSandbox:
         return f"{self.name} (prefix {shlex.join(self.prefix)[:120]}{where})"
 
 
-def _env_delta(env: Mapping[str, str] | None) -> list[str]:
+def _env_delta(env: Mapping[str, str]) -> list[str]:
     """`env -u K … K=V …` turning the host's environment into `env`; empty when they agree."""
-    if env is None:
-        return []
     removed = [k for k in os.environ if k not in env]
     changed = [f"{k}={v}" for k, v in env.items() if os.environ.get(k) != v]
     if not removed and not changed:
