@@ -80,3 +80,77 @@ def sandboxed_session(root: Path, plugins: str | None = None) -> subprocess.Pope
     return subprocess.Popen(
         [sys.executable, *cli], stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env, text=True
     )
+
+
+# What a process inside the bwrap sandbox must not see or reach. The probe prints (and writes to
+# probe.json in its cwd, the root inside) one JSON verdict; `check_probe` reads it against the
+# host. Run by an eval cell, a debug-launched program and a vibe worker alike.
+PROBE = r"""
+import json, os, socket, sys
+SOCKETS = ("/var/run/docker.sock", "/run/docker.sock", "/run/dbus/system_bus_socket")
+OUTSIDE = ["/usr/probe-x", "/etc/probe-x"]
+args = json.loads(sys.argv[1]) if len(sys.argv) > 1 else json.loads(os.environ["PROBE_ARGS"])
+def reach_unix(path):
+    s = socket.socket(socket.AF_UNIX)
+    s.settimeout(3)
+    try:
+        s.connect(path); return True
+    except OSError:
+        return False
+    finally:
+        s.close()
+def reach_tcp(port):
+    try:
+        socket.create_connection(("127.0.0.1", port), 3).close(); return True
+    except OSError:
+        return False
+def can_write(path):
+    try:
+        with open(path, "w") as f: f.write("x")
+        return True
+    except OSError:
+        return False
+def listing(path):
+    try: return sorted(os.listdir(path))
+    except OSError: return []
+cmdlines = []
+for pid in listing("/proc"):
+    if pid.isdigit():
+        try: cmdlines.append(open(f"/proc/{pid}/cmdline", "rb").read().decode(errors="replace"))
+        except OSError: pass
+verdict = {
+    "home": {p: listing(p) for p in ("/root", "/home", args["home"])},
+    "state": [p for p in args["state"] if os.path.exists(p)],
+    "run_user": listing("/run/user"),
+    "sockets": [p for p in SOCKETS if os.path.exists(p)],
+    "resident_reached": reach_unix(args["socket"]),
+    "tcp_reached": reach_tcp(args["port"]),
+    "wrote_outside": [p for p in OUTSIDE + [args["host_tmp"] + "/probe-x"] if can_write(p)],
+    "secrets": [k for k in ("AWS_SECRET_ACCESS_KEY", "LIVETOOLS_HTTP_TOKEN") if k in os.environ],
+    "home_env": os.environ.get("HOME"),
+    "host_procs": [c for c in cmdlines if c == args["marker"]],
+    "cwd": os.getcwd(),
+}
+open("probe.json", "w").write(json.dumps(verdict))
+print(json.dumps(verdict))
+"""
+
+
+TOOLCHAIN_TOPS = {".pyenv", ".cargo", ".rustup", "go", ".local", ".nvm", ".deno", ".bun", ".cache"}
+
+
+def check_probe(verdict: dict[str, object], home: str) -> None:
+    """Each claim of docs/sandbox.md's table, as seen from inside."""
+    assert verdict["cwd"] == "/workspace", verdict
+    home_view = verdict["home"]
+    assert isinstance(home_view, dict)
+    # a home shows only the toolchains shown again (mount points of their folders), nothing else
+    shown = {name for names in home_view.values() for name in names}
+    assert shown <= TOOLCHAIN_TOPS, sorted(shown - TOOLCHAIN_TOPS)
+    assert verdict["state"] == [], verdict["state"]
+    assert verdict["run_user"] == [] and verdict["sockets"] == [], verdict
+    assert verdict["resident_reached"] is False and verdict["tcp_reached"] is False, verdict
+    assert verdict["wrote_outside"] == [], verdict["wrote_outside"]
+    assert verdict["secrets"] == [], verdict["secrets"]
+    assert verdict["home_env"] != home, verdict["home_env"]
+    assert verdict["host_procs"] == [], verdict["host_procs"]

@@ -111,8 +111,9 @@ class Resident:
     async def answer(
         self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter
     ) -> dict[str, Any]:
-        if not same_user(writer):
-            return {"error": "refused: not this resident's user"}
+        refusal = peer_refusal(writer)
+        if refusal is not None:
+            return {"error": refusal}
         try:
             async with asyncio.timeout(READ_TIMEOUT):
                 line = await reader.readline()
@@ -205,15 +206,30 @@ async def discard_line(reader: asyncio.StreamReader) -> None:
                 left -= len(chunk)
 
 
-def same_user(writer: asyncio.StreamWriter) -> bool:
-    """The peer's uid (SO_PEERCRED) is ours."""
+NAMESPACES = ("mnt", "pid")
+
+
+def peer_refusal(writer: asyncio.StreamWriter) -> str | None:
+    """None when the peer (SO_PEERCRED) is our uid AND in our mount and pid namespaces; else
+    why not. The uid alone is not enough: a sandboxed process of the same user that can see the
+    socket (a careless bind) would run its calls on the host. A peer whose namespaces cannot be
+    read is refused."""
     sock = writer.get_extra_info("socket")
     try:
         creds = sock.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
     except (OSError, AttributeError):
-        return False
-    _pid, uid, _gid = struct.unpack("3i", creds)
-    return uid == os.getuid()
+        return "refused: the peer's credentials cannot be read"
+    pid, uid, _gid = struct.unpack("3i", creds)
+    if uid != os.getuid():
+        return "refused: not this resident's user"
+    for ns in NAMESPACES:
+        try:
+            same = os.readlink(f"/proc/{pid}/ns/{ns}") == os.readlink(f"/proc/self/ns/{ns}")
+        except OSError:
+            same = False  # a pid 0 (another pid namespace) or a peer gone: cannot vouch for it
+        if not same:
+            return f"refused: the peer is not in this resident's {ns} namespace (a sandbox?)"
+    return None
 
 
 def log(text: str) -> None:
