@@ -94,7 +94,7 @@ def _place(context: str, fragment: str) -> tuple[str, int, int]:
     return before + body + after, start, start + len(body.encode())
 
 
-def _problems(node: Any) -> list[Any]:
+def problems(node: Any) -> list[Any]:
     """Every ERROR and MISSING node under `node`, in document order."""
     out = []
     stack = [node]
@@ -291,7 +291,7 @@ class Compiler:
             tree = parser.parse(data)
             root = tree.root_node
             label = context_label(context)
-            fatal = [p for p in _problems(root) if not self._after_metavar(p)]
+            fatal = [p for p in problems(root) if not self._after_metavar(p)]
             if fatal:
                 if not quoted:
                     bad = fatal[0]

@@ -15,6 +15,8 @@ import ast
 import bisect
 from typing import Any
 
+from .pattern import problems
+
 Edit = tuple[int, int, int]  # old start, old end, length of the new text
 
 PYTHON = frozenset({"python"})
@@ -28,21 +30,6 @@ def new_error(
     if problem or grammar not in PYTHON:
         return problem
     return _python_error(old_data, new_data)
-
-
-def _problems(node: Any) -> list[Any]:
-    """The ERROR and MISSING nodes, in document order."""
-    out = []
-    stack = [node]
-    while stack:
-        n = stack.pop()
-        if n.is_error or n.is_missing:
-            out.append(n)
-            if n.is_missing:
-                continue
-        if n.has_error:
-            stack.extend(reversed(n.children))
-    return out
 
 
 def _mapper(edits: list[Edit]) -> Any:
@@ -71,8 +58,8 @@ def _mapper(edits: list[Edit]) -> Any:
 def _tree_error(old: Any, new: Any, data: bytes, edits: list[Edit]) -> str:
     if not new.root_node.has_error:
         return ""
-    before = _problems(old.root_node) if old.root_node.has_error else []
-    after = _problems(new.root_node)
+    before = problems(old.root_node) if old.root_node.has_error else []
+    after = problems(new.root_node)
     if len(after) <= len(before):
         return ""
     to_new = _mapper(edits)
