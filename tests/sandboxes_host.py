@@ -30,6 +30,8 @@ def hostile_host(root: Path) -> Iterator[dict[str, object]]:
     env.pop(keys.DISABLE_ENV, None)
     home_root = root.parent / "resident-root"
     home_root.mkdir(exist_ok=True)
+    state = Path.home() / ".cache" / "livetools" / "resident"  # no XDG_RUNTIME_DIR: the home
+    before = set(state.glob("*.sock"))
     started = subprocess.run(
         [*CLI, "resident", "start", "--root", str(home_root)],
         env=env,
@@ -38,9 +40,8 @@ def hostile_host(root: Path) -> Iterator[dict[str, object]]:
         check=False,
     )
     assert started.returncode == 0, started.stderr.decode()
-    state = Path.home() / ".cache" / "livetools" / "resident"  # no XDG_RUNTIME_DIR: the home
-    sockets = sorted(map(str, state.glob("*.sock")), key=os.path.getmtime)
-    assert sockets, f"no resident socket under {state}"
+    sockets = [str(p) for p in set(state.glob("*.sock")) - before]  # ours, not another test's
+    assert len(sockets) == 1, f"expected one new resident socket under {state}: {sockets}"
     listener = socket.create_server(("127.0.0.1", 0))
     saved = {k: os.environ.get(k) for k in ("AWS_SECRET_ACCESS_KEY", "LIVETOOLS_HTTP_TOKEN")}
     os.environ.update(AWS_SECRET_ACCESS_KEY="probe-secret", LIVETOOLS_HTTP_TOKEN="probe-token")
