@@ -109,7 +109,8 @@ def text_of(result: dict[str, Any]) -> str:
 
 
 def protocols(served: Served) -> dict[str, int]:
-    text = httpx2.get(f"{served.url}/metrics", timeout=WAIT).text
+    auth = {"Authorization": f"Bearer {TOKEN}"}  # a single run's token guards /metrics too
+    text = httpx2.get(f"{served.url}/metrics", headers=auth, timeout=WAIT).text
     return {version: int(n) for version, n in PROTOCOL_LINE.findall(text)}
 
 

@@ -14,6 +14,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import httpx2
 import pytest
 
 from tests.core.http_serving import WAIT, serve_http
@@ -156,6 +157,10 @@ def test_token_file_of_mode_600_is_used(tmp_path: Path) -> None:
     args = ("--root", str(tmp_path), "--token-file", str(token_file))
     with serve_http(*args, env={"LIVETOOLS_HTTP_TOKEN": ""}) as server:
         assert "WARNING" not in server.log and "Authorization: Bearer" not in server.log
+        # a single run's token guards /metrics too (any local user read the counters before)
+        auth = {"Authorization": "Bearer s3cret-token-for-the-test-0123456789"}
+        assert httpx2.get(f"{server.url}/metrics", timeout=30).status_code == 401
+        assert httpx2.get(f"{server.url}/metrics", headers=auth, timeout=30).status_code == 200
 
 
 def test_a_refused_start_leaves_no_token_file(tmp_path: Path) -> None:

@@ -360,7 +360,7 @@ async def _serve(args: argparse.Namespace, root: Path | None, options: dict[str,
         bind_host,
         allow_hosts=args.allow_host,
         allow_origins=args.allow_origin,
-        admin_token=token if runs_under is not None else None,
+        admin_token=token,  # single run: its token also guards /metrics (no runs API there)
         verifier=verifier,
         resource=resource,
     )

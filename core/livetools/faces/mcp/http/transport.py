@@ -4,7 +4,7 @@ of every route, then
 - `/mcp`: the one run of `--root`;
 - `/runs` (admin token): POST opens a run → `{run_id, url, token}`, GET lists them;
   `/runs/<id>` DELETE closes one; `/runs/<id>/mcp` is that run's MCP endpoint (its own token);
-- `/healthz` (no token) and `/metrics` (admin token when tokens are configured);
+- `/healthz` (no token) and `/metrics` (the admin token; a single run's token is its admin token);
 - `/.well-known/oauth-protected-resource[/<endpoint>]` (no token): RFC 9728 metadata when a
   harness's verifier comes with an authorization server (`--auth-issuer`).
 
