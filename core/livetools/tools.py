@@ -53,9 +53,12 @@ class CallContext:
 
 
 def compact_schema(schema: Any) -> Any:
-    """Drop pydantic's auto-generated titles: the model reads names and descriptions, and titles
-    roughly double the schema bytes every call pays for."""
+    """Drop pydantic's auto-generated titles, and spell an optional argument (`X | None = None`)
+    as plain `X`: the model reads names and descriptions, omitting an argument already means
+    "none", and both roughly double the schema bytes every call pays for. Validation still
+    accepts an explicit null."""
     if isinstance(schema, dict):
+        schema = _unwrap_optional(schema)
         out: dict[str, Any] = {}
         for key, value in schema.items():
             if key == "title" and isinstance(value, str):
@@ -68,6 +71,20 @@ def compact_schema(schema: Any) -> Any:
     if isinstance(schema, list):
         return [compact_schema(v) for v in schema]
     return schema
+
+
+def _unwrap_optional(schema: dict[str, Any]) -> dict[str, Any]:
+    """`{"anyOf": [X, {"type": "null"}], "default": null, …}` → `{**X, …}`."""
+    options = schema.get("anyOf")
+    if "default" not in schema or schema["default"] is not None or not isinstance(options, list):
+        return schema
+    kept = [o for o in options if o != {"type": "null"}]
+    if len(options) != 2 or len(kept) != 1 or not isinstance(kept[0], dict):
+        return schema
+    rest = {k: v for k, v in schema.items() if k not in ("anyOf", "default")}
+    if set(rest) & set(kept[0]):
+        return schema
+    return {**kept[0], **rest}
 
 
 class DuplicateToolError(Exception):

@@ -28,3 +28,21 @@ async def test_agent_surface_fits_the_budget(tmp_path, monkeypatch: pytest.Monke
     size = len(json.dumps(schemas, separators=(",", ":")))
     per_tool = {s["name"]: len(json.dumps(s, separators=(",", ":"))) for s in schemas}
     assert size < BUDGET, f"{size} bytes: {per_tool}"
+
+
+def test_optional_arguments_are_spelled_plainly():
+    """`X | None = None` reaches the model as `X` (omitting it already means none); a real union
+    keeps its `anyOf`, and validation still takes an explicit null."""
+    from pydantic import BaseModel
+
+    from livetools.tools import compact_schema
+
+    class Args(BaseModel):
+        a: str | None = None
+        b: int | str | None = None
+        c: str | None = "x"
+
+    props = compact_schema(Args.model_json_schema())["properties"]
+    assert props["a"] == {"type": "string"}
+    assert "anyOf" in props["b"] and "anyOf" in props["c"]
+    assert Args.model_validate({"a": None}).a is None
