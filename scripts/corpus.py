@@ -2,7 +2,8 @@
 tools against oracles on code nobody here wrote.
 
 Projects are listed in scripts/corpus.toml. Each is fetched with the registry's ordinary client
-(pip for sdists, npm for package tarballs, apt-get for Debian packages), unpacked into a cache
+(pip for sdists, npm for package tarballs, apt-get for Debian packages and Debian source
+packages), unpacked into a cache
 outside the repository, and marked complete by a stamp file written last, so an interrupted fetch
 is redone and a complete one is never fetched twice.
 
@@ -120,7 +121,65 @@ def _download(project: dict[str, Any], work: Path) -> tuple[Path, str]:
         (archive,) = list(work.glob("*.deb"))
         real = _run(["dpkg-deb", "-f", str(archive), "Version"], work).strip()
         return archive, real
+    if source == "debsrc":
+        return _download_debian_source(package, version, work)
     raise SystemExit(f"corpus.toml: {project['name']}: unknown source {source!r}")
+
+
+def _apt_source_options() -> list[str]:
+    """apt options for a private source index in the cache: the machine's own Debian archives
+    (read from its apt configuration) as `deb-src` entries, so a Debian source package is found
+    without touching the system's apt state. The index is updated once per process."""
+    state = cache_dir() / ".apt-sources"
+    parts, lists = state / "sources.list.d", state / "lists"
+    options = [
+        "-o",
+        "Dir::Etc::SourceList=/dev/null",
+        "-o",
+        f"Dir::Etc::SourceParts={parts}",
+        "-o",
+        f"Dir::State::Lists={lists}",
+    ]
+    if not _APT_UPDATED:
+        (lists / "partial").mkdir(parents=True, exist_ok=True)
+        parts.mkdir(parents=True, exist_ok=True)
+        system = Path("/etc/apt")
+        deb822 = [
+            f.read_text(encoding="utf-8").replace("Types: deb\n", "Types: deb-src\n")
+            for f in sorted((system / "sources.list.d").glob("*.sources"))
+        ]
+        one_line = [
+            "deb-src" + line[3:]
+            for f in [system / "sources.list", *sorted((system / "sources.list.d").glob("*.list"))]
+            if f.is_file()
+            for line in f.read_text(encoding="utf-8").splitlines()
+            if line.startswith("deb ")
+        ]
+        (parts / "corpus.sources").write_text("\n\n".join(deb822), encoding="utf-8")
+        (parts / "corpus.list").write_text("\n".join(one_line) + "\n", encoding="utf-8")
+        _run(["apt-get", "-q", *options, "update"], state)
+        _APT_UPDATED.append(True)
+    return options
+
+
+_APT_UPDATED: list[bool] = []
+
+
+def _download_debian_source(package: str, version: str, work: Path) -> tuple[Path, str]:
+    """A Debian source package's upstream tarball (`.orig.tar.*`) and its Debian version."""
+    options = _apt_source_options()
+    command = ["apt-get", "-q", *options, "source", "--download-only"]
+    try:
+        _run([*command, f"{package}={version}"], work)
+    except RuntimeError as exc:
+        print(
+            f"corpus: source {package}={version} not in the archive ({exc}); taking the candidate",
+            file=sys.stderr,
+        )
+        _run([*command, package], work)
+    (dsc,) = list(work.glob("*.dsc"))
+    (orig,) = [p for p in work.iterdir() if ".orig.tar." in p.name]
+    return orig, dsc.name.removeprefix(f"{package}_").removesuffix(".dsc")
 
 
 def _unpack(archive: Path, into: Path) -> None:
@@ -128,7 +187,7 @@ def _unpack(archive: Path, into: Path) -> None:
     name = archive.name
     if name.endswith(".deb"):
         _run(["dpkg-deb", "-x", str(archive), str(into)], into)
-    elif name.endswith((".tar.gz", ".tgz")):
+    elif name.endswith((".tar.gz", ".tgz", ".tar.xz", ".tar.bz2")):
         with tarfile.open(archive) as tar:
             tar.extractall(into, filter="data")
     elif name.endswith(".zip"):
@@ -226,8 +285,8 @@ def main(argv: list[str] | None = None) -> int:
         chosen = [p for p in chosen if args.family in p["families"]]
     failures = 0
     # Debian downloads one at a time (apt's own locking); the others in parallel.
-    debs = [p for p in chosen if p["source"] == "deb"]
-    others = [p for p in chosen if p["source"] != "deb"]
+    debs = [p for p in chosen if p["source"] in ("deb", "debsrc")]
+    others = [p for p in chosen if p["source"] not in ("deb", "debsrc")]
     with concurrent.futures.ThreadPoolExecutor(max_workers=4) as pool:
         futures = {pool.submit(fetch, p): p for p in others}
         for project in debs:

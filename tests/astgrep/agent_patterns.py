@@ -125,6 +125,29 @@ PATTERNS: dict[str, list[str]] = {
         "name: $N", "hosts: $H", "gather_facts: no", "- name: $N", "when: $C", "$K: $V",
         "register: $R", "tasks: $T", "become: yes", "- $X", "vars: $V", "ignore_errors: yes",
     ],
+    "scala": [
+        "$F($$$A)", "def $F($$$P): $T = $B", "val $X = $Y", "if ($C) $A else $B",
+        "$X.map($F)", "new $C($$$A)", "throw $E", "import $X", "case $P => $B",
+        "$A == $B", "$X match { $$$ }", "override def $F($$$P): $T = $B",
+    ],
+    "elixir": [
+        "$F($$$A)", "def $F($$$P) do $$$ end", "defp $F($$$P) do $$$ end", "@$A $V",
+        "{:ok, $X}", "{:error, $R}", "$X |> $F($$$A)", "case $X do $$$ end", "raise $E",
+        "Enum.map($$$A)", "alias $M", "if $C do $$$ end",
+    ],
+    "haskell": [
+        "$F $X", "import $M", "import qualified $M as $A", "$X <- $Y", "return $X",
+        "$F . $G", "case $X of $$$", "where", "$X == $Y", "Just $X", "map $F $X", "show $X",
+    ],
+    "hcl": [
+        "$K = $V", "variable $N { $$$ }", "$B { $$$ }", "$F($$$A)", "true", "[$$$]",
+        "{ $$$ }", "$X.$Y", "type = $T", "default = $V", "$A ? $B : $C", "null",
+    ],
+    "nix": [
+        "$F $X", "$X: $B", "{ $$$ }: $B", "let $$$ in $B", "with $X; $B", "import $P",
+        "if $C then $A else $B", "$A // $B", "builtins.$F", "$X.$Y", "inherit $$$;",
+        "rec { $$$ }",
+    ],
 }  # fmt: skip
 
 # Patterns the CLI cannot take as written, with the CLI rule that means the same: its Dart

@@ -39,6 +39,11 @@ PROJECTS: dict[str, tuple[str, ...]] = {
     "html": ("html5-boilerplate",),
     "json": ("openzeppelin",),
     "yaml": ("ansible-core",),
+    "scala": ("scala-library",),
+    "elixir": ("elixir",),
+    "haskell": ("hlint",),
+    "hcl": ("hcl-v2",),
+    "nix": ("nix",),
 }
 EXTS: dict[str, tuple[str, ...]] = {
     "python": (".py",),
@@ -63,6 +68,11 @@ EXTS: dict[str, tuple[str, ...]] = {
     "html": (".html",),
     "json": (".json",),
     "yaml": (".yml", ".yaml"),
+    "scala": (".scala",),
+    "elixir": (".ex", ".exs"),
+    "haskell": (".hs",),
+    "hcl": (".hcl", ".tf"),
+    "nix": (".nix",),
 }
 EXT_OF = {lang: exts[0] for lang, exts in EXTS.items()}
 # Files per language for the differential suite: enough for every pattern to find real matches,

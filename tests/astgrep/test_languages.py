@@ -175,6 +175,20 @@ async def test_empty_answer_without_the_anchor_stays_short(tmp_path):
     assert "anchor" not in result.text and "anchor" not in result.data
 
 
+async def test_an_untuned_keyword_is_an_anchor_for_search_and_edit(tmp_path):
+    """Scala `import $X` compiles to an import of one name, which `import a.b.C` is not: both
+    tools say `import` is there (a keyword: untuned grammars trust no keyword for the prefilter,
+    but the note may point at it)."""
+    (tmp_path / "A.scala").write_text("import scala.collection.mutable\nobject A\n")
+    async with _host().open_run(tmp_path) as run:
+        found = await run.call("ast_grep", {"pattern": "import $X"})
+        staged = await run.call("ast_edit", {"pattern": "import $X", "rewrite": "import $X"})
+    for result in (found, staged):
+        assert "anchor `import` occurs 1 times in 1" in result.text, result.text
+        assert "A.scala:1" in result.text
+    assert staged.data["edit_id"] is None
+
+
 async def test_bats_and_sbt_files_are_searched(tmp_path):
     (tmp_path / "t.bats").write_text("echo hi\n")
     (tmp_path / "build.sbt").write_text("val x = a.map(f)\n")

@@ -145,6 +145,32 @@ KNOWN: dict[tuple[str, str], str] = {
             '"anonymous": false',
         )
     },
+    ("haskell", "case $X of $$$"): (
+        "does not parse as Haskell (an alternative needs `->`): refused with that reason; the"
+        " CLI's pattern is an ERROR node. Write `case $X of $P -> $$$B` (one alternative)"
+    ),
+    ("hcl", "true"): CONTEXT + " (a body item); we read it as a value",
+    ("hcl", "null"): "the same `null`, a different node of the two grammar versions",
+    ("hcl", "$A ? $B : $C"): CONTEXT + " (a body item); we read it as a value",
+    ("nix", "{ $$$ }: $B"): "the CLI's extra one is inside an ERROR (a parse-fail test file)",
+    ("nix", "$X.$Y"): TRAILING + ": a select with a default `a.b or c`",
+    **{
+        ("scala", p): (
+            "the CLI's grammar reads `enum` as the Scala 3 keyword (an ERROR in this Scala 2"
+            " code); ours reads it as the identifier it is here"
+        )
+        for p in ("$F($$$A)", "val $X = $Y", "if ($C) $A else $B")
+    },
+    ("scala", "def $F($$$P): $T = $B"): "1 of 157, `this.type`, grammar versions: not investigated",
+    ("scala", "new $C($$$A)"): (
+        TRAILING + ": an anonymous class body; and 2 of 297 the CLI misses (`new C(p) with T`?)"
+    ),
+    ("scala", "import $X"): TRAILING + ": the rest of the path; write `import $$$X`",
+    ("scala", "$A == $B"): (
+        "our grammar gives `&&` and `==` one precedence (`a == b && c == d` is one comparison"
+        " to it); the CLI's, like Scala, binds `==` tighter"
+    ),
+    ("scala", "override def $F($$$P): $T = $B"): TRAILING + ": more modifiers (`protected`)",
     ("yaml", "- $X"): "the CLI finds nothing (its pattern is a document, not a sequence item)",
     ("yaml", "- name: $N"): (
         "the CLI finds nothing; we match an item that is only `name: …` (no trailing children:"

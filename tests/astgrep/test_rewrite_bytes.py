@@ -261,6 +261,7 @@ PATTERN_SPACE = {
     "call": [(rb"\s+\(", b"(")],
     "block": [(rb"\)\s*\{", b") {"), (rb"\b(if|while)\s*\(", rb"\1 ("), (rb"\s+\{", b" {")],
     "method": [(rb"\s+\(", b"("), (rb"\s*(\.|->)\s*", rb"\1")],
+    "apply": [(rb"\s+", b"")],
 }
 
 
@@ -315,6 +316,10 @@ def _identity(lang: str, pattern: str, kind: str) -> tuple[int, int, int, int]:
 # template writes with them (13 of 39 files); one Kotlin file differs beyond spacing (not yet
 # investigated).
 _NO_CALLS = {"html", "json", "yaml"}
+# Where a call is juxtaposition, `$F($$$A)` is an application to one parenthesised argument that
+# the template writes without the conventional space: the identity is the application itself.
+# Its template writes one space between the two, where the code may break the line.
+CALLS = {"haskell": ("$F $X", "apply"), "nix": ("$F $X", "apply")}
 _IDENTITY_GAPS = {
     "lua": '`f "x"` is a call; the template `$F($$$A)` writes it as `f("x")`',
     "kotlin": "1 of 40 files differs beyond the template's spacing: not yet investigated",
@@ -335,11 +340,19 @@ def test_identity_rewrites_keep_every_byte(tmp_path, lang):
     A block-body identity keeps every code token and comment; at least 90% of the files are
     byte-identical but for that spacing (a comment between `)` and `{` moves after the `{`)."""
     began = time.monotonic()
-    files, calls, call_spacing, n_calls = _identity(lang, "$F($$$A)", "call")
+    call, kind = CALLS.get(lang, ("$F($$$A)", "call"))
+    files, calls, call_spacing, n_calls = _identity(lang, call, kind)
     line = f"{lang}: {files} files; byte-identical {calls} ({call_spacing} more but for the "
     line += f"template's spacing) after {n_calls} call rewrites"
-    assert calls + call_spacing == files
-    assert calls >= files * 0.9
+    if kind == "apply":
+        # The template's one space replaces aligned or broken lines (`f   x`, `f` + newline +
+        # `  x`), and a comment between function and argument (`drop1 -- why` + newline +
+        # `[…]`) goes to the end of the line (docs/ast-grep.md); tokens and comments stay
+        # (checked in _identity).
+        assert calls + call_spacing >= files * 0.9
+    else:
+        assert calls + call_spacing == files
+        assert calls >= files * 0.9
     if lang in BLOCKS:  # a language added to the corpus later gets the call identity at least
         _, blocks, block_spacing, n_blocks = _identity(lang, BLOCKS[lang], "block")
         line += f", {blocks} ({block_spacing}) after {n_blocks} block rewrites"

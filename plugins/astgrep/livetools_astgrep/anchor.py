@@ -42,7 +42,7 @@ class Anchor:
 def find_anchor(root: Path, pattern: Pattern, rels: list[str]) -> Anchor | None:
     """The pattern's rarest literal token counted over the files searched, or None when it has
     none or it occurs nowhere."""
-    tokens = [t for t in pattern.tokens if t.strip()]
+    tokens = [t for t in (*pattern.tokens, *pattern.keywords) if t.strip()]
     if not tokens or not rels:
         return None
     counts = dict.fromkeys(tokens, 0)
@@ -79,10 +79,25 @@ def find_anchor(root: Path, pattern: Pattern, rels: list[str]) -> Anchor | None:
 def explain_empty(root: Path, parts: list[Any]) -> Anchor | None:
     """For a search with no match: the anchor found in the most files over every language's
     part (each part has `pattern` and `outcomes`, whose parsed files have status "ok")."""
+    return _best(
+        root, [(p.pattern, [o.rel for o in p.outcomes if o.status == "ok"]) for p in parts]
+    )
+
+
+def explain_unmatched(
+    root: Path, groups: dict[str, list[Any]], patterns: dict[str, Pattern]
+) -> Anchor | None:
+    """The same for `ast_edit`, which has each grammar's files (jobs with `rel`) and pattern."""
+    return _best(
+        root,
+        [(patterns[g], [job.rel for job in jobs]) for g, jobs in groups.items() if g in patterns],
+    )
+
+
+def _best(root: Path, searched: list[tuple[Pattern, list[str]]]) -> Anchor | None:
     best: Anchor | None = None
-    for part in parts:
-        rels = [o.rel for o in part.outcomes if o.status == "ok"]
-        found = find_anchor(root, part.pattern, rels)
+    for pattern, rels in searched:
+        found = find_anchor(root, pattern, rels)
         if found is not None and (best is None or found.occurrences > best.occurrences):
             best = found
     return best

@@ -253,8 +253,12 @@ _CLI_LANGS: dict[str, dict[str, Any]] = {
         "ctx": (HOLE, "a_ {\n{}\n}", "a_ {\n{};\n}", "a_ {\nb_: {};\n}"),
     },
     "elixir": {"mv": MU, "ext": (".ex", ".exs")},
-    "haskell": {"mv": MU, "ext": (".hs",)},
-    "hcl": {"mv": MU, "ext": (".hcl", ".tf", ".tfvars", ".nomad", ".workflow")},
+    "haskell": {"mv": MU, "ext": (".hs",), "ctx": (HOLE, "f_ = {}")},
+    "hcl": {
+        "mv": MU,
+        "ext": (".hcl", ".tf", ".tfvars", ".nomad", ".workflow"),
+        "ctx": (HOLE, "a_ = {}"),  # an expression is no body item alone
+    },
     "html": {"mv": "$", "ext": (".html", ".htm", ".xhtml")},
     "json": {"mv": "$", "ext": (".json",), "ctx": (HOLE, "{\n{}\n}", "[{}]")},
     "kotlin": {

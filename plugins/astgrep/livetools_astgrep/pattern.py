@@ -58,6 +58,9 @@ class Pattern:
     # The kind id of the root's implicit terminator: a match ends before it (see PNode.implicit).
     trim_kind: int | None = None
     hint: str = ""  # said with every result: `$name` is not a metavariable
+    # Keywords of an untuned grammar's pattern: not trusted for the prefilter (no grammar's
+    # tokens were checked there), but text every match shows, so an empty answer can point at it.
+    keywords: tuple[bytes, ...] = ()
 
     @property
     def is_sequence(self) -> bool:
@@ -388,6 +391,7 @@ class Compiler:
 
     def _finish(self, fragment: str, context: str, nodes: tuple[PNode, ...]) -> Pattern:
         tokens: set[bytes] = set()
+        keywords: set[bytes] = set()
         operators: set[bytes] = set()
         names: list[str] = []
         multi: set[str] = set()
@@ -418,6 +422,14 @@ class Compiler:
                 )
             ):
                 tokens.add(p.text)
+            elif (
+                p.text is not None
+                and not p.named
+                and not p.implicit
+                and _KEYWORD.match(p.kind)
+                and p.kind == p.text.decode()
+            ):
+                keywords.add(p.text)
             stack.extend(reversed(p.children))
         ordered = tuple(sorted(tokens, key=lambda t: (-len(t), t)))
         last = nodes[0] if len(nodes) == 1 else None
@@ -435,4 +447,5 @@ class Compiler:
             multi_names=frozenset(multi),
             trim_kind=last.kind_id if last is not None and last.implicit else None,
             hint=metavars.lowercase_hint(fragment),
+            keywords=tuple(sorted(keywords, key=lambda t: (-len(t), t))),
         )

@@ -23,7 +23,7 @@ from livetools import (
 from livetools.approvals import asks_only_if, card_by
 from livetools.files import check_regular
 
-from .anchor import explain_empty
+from .anchor import explain_empty, explain_unmatched
 from .engine import UNPARSED, FileJob
 from .gcpause import gc_paused
 from .grammar import Grammar
@@ -426,6 +426,9 @@ async def ast_edit(ctx: CallContext, args: AstEditArgs) -> Result:
     notes += _skip_notes(scope, binary, unreadable)
     if not changed:
         text = f"no matches under {scope.target}; nothing staged"
+        anchor = None if skipped else explain_unmatched(res.root, scope.groups, scope.patterns)
+        if anchor is not None:  # as ast_grep: never a silent empty when the pattern's text is there
+            notes.insert(0, anchor.sentence())
         return Result(
             text="\n".join([text, *notes]),
             data={"edit_id": None, "replacements": 0, "files": [], "notes": notes},
