@@ -90,6 +90,11 @@ LANGUAGES = {
     ".css": "css",
     ".json": "json",
     ".yml": "yaml",
+    ".scala": "scala",
+    ".ex": "elixir",
+    ".hs": "haskell",
+    ".hcl": "hcl",
+    ".nix": "nix",
 }
 # One selective case per language nobody tuned (issue 30): a call whose name is rare in its
 # corpus project, so the literal prefilter decides most files; run with the general cases.
@@ -106,9 +111,14 @@ SELECTIVE = {
     "css": "rgba($$$A)",
     "json": '"anonymous": false',
     "yaml": "register: $R",
+    "scala": "require($$$A)",
+    "elixir": "Enum.reduce($$$A)",
+    "haskell": "mapM_ $F $X",
+    "hcl": "type = $T",
+    "nix": "builtins.toFile $$$A",
 }
 # Data formats have no calls: their non-selective case is every pair.
-NON_SELECTIVE = {"yaml": "$K: $V", "json": '"$K": $V', "css": "$P: $V"}
+NON_SELECTIVE = {"yaml": "$K: $V", "json": '"$K": $V', "css": "$P: $V", "hcl": "$K = $V"}
 
 
 def _source(part: str) -> Path:
