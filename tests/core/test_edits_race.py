@@ -179,3 +179,32 @@ def test_a_live_writers_temp_file_is_left_alone(tmp_path: Path) -> None:
     removed = sweep(tmp_path)
     assert sorted(p.name for p in removed) == sorted([dead.name, reused.name])
     assert mine.exists() and foreign.exists()
+
+
+def test_a_dead_hosts_scratch_folders_are_removed(tmp_path):
+    """A host killed with runs open leaves its sandbox socket folder and kernel connection files
+    in the temp folder: the next one made removes a dead owner's, never a live one's, another
+    name's or one without the owner in its name."""
+    import subprocess
+    import sys
+
+    from livetools.files.owner import owned_tempdir
+
+    made = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "import sys; from livetools.files.owner import owned_tempdir;"
+            f"print(owned_tempdir('livetools-sbx', {str(tmp_path)!r}))",
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
+    unrelated = tmp_path / "livetools-sbx-abc"
+    unrelated.mkdir()
+    live = owned_tempdir("livetools-sbx", str(tmp_path))
+    assert Path(made).name.startswith("livetools-sbx-") and not Path(made).exists()
+    assert Path(live).is_dir() and unrelated.is_dir()
+    again = owned_tempdir("livetools-sbx", str(tmp_path))
+    assert Path(live).is_dir() and Path(again).is_dir()

@@ -1,9 +1,13 @@
-"""Temp files that say who made them, and the sweep that removes those of dead writers.
+"""Temp files and folders that say who made them, and the sweeps that remove those of dead
+processes.
 
 A write goes through a temp file beside its target. A writer killed mid-write (SIGKILL, OOM, a
 lost machine) leaves those behind, and they show in `git status`. Each name carries the writer's
 pid and its process start time (`/proc/PID/stat` field 22), so a later run can tell a dead
 writer's leftovers from a live one's (and a reused pid from the original) and remove only those.
+A host killed with runs open leaves its scratch folders (a sandbox's socket folder, a kernel's
+connection files) in the system temp folder the same way: `owned_tempdir` names them alike and
+clears a dead host's before making one.
 """
 
 from __future__ import annotations
@@ -11,6 +15,8 @@ from __future__ import annotations
 import contextlib
 import os
 import re
+import shutil
+import tempfile
 import time
 from pathlib import Path
 
@@ -80,4 +86,39 @@ def sweep(root: Path, *, max_entries: int = 100_000, max_seconds: float = 0.5) -
                             removed.append(Path(entry.path))
         except OSError:
             continue
+    return removed
+
+
+def owned_tempdir(prefix: str, parent: str | None = None) -> str:
+    """`tempfile.mkdtemp` named `PREFIX-PID-START-RAND`, after removing this user's folders of
+    that prefix whose process is gone (bounded: one listing of `parent`)."""
+    folder = parent or tempfile.gettempdir()
+    sweep_dirs(folder, prefix)
+    return tempfile.mkdtemp(prefix=f"{prefix}-{_me_now()}-", dir=folder)
+
+
+def _me_now() -> str:
+    pid = os.getpid()
+    return f"{pid}-{start_time(pid) or 0}"
+
+
+def sweep_dirs(parent: str, prefix: str, *, max_entries: int = 10_000) -> list[str]:
+    """Remove `PREFIX-PID-START-*` folders in `parent` owned by this user whose process is
+    gone; anything else (another user's, an older name without the pid) stays."""
+    pattern = re.compile(re.escape(prefix) + r"-(\d+)-(\d+)-[^/]+$")
+    removed: list[str] = []
+    uid = os.getuid()
+    with contextlib.suppress(OSError), os.scandir(parent) as entries:
+        for n, entry in enumerate(entries):
+            if n >= max_entries:
+                break
+            match = pattern.match(entry.name)
+            if not match or not entry.is_dir(follow_symlinks=False):
+                continue
+            with contextlib.suppress(OSError):
+                if entry.stat(follow_symlinks=False).st_uid != uid:
+                    continue
+                if is_dead(int(match[1]), int(match[2])):
+                    shutil.rmtree(entry.path)
+                    removed.append(entry.path)
     return removed

@@ -13,10 +13,10 @@ import contextlib
 import os
 import shutil
 import sys
-import tempfile
 from collections.abc import Mapping, Sequence
 from pathlib import Path, PurePosixPath
 
+from ..files.owner import owned_tempdir
 from .environ import inside_env
 from .prefix import PrefixSandbox
 from .view import view_args
@@ -42,7 +42,7 @@ class BwrapSandbox(PrefixSandbox):
         bwrap: str = "bwrap",
     ) -> None:
         host = Path(host_root).resolve()
-        self._own_shared = Path(tempfile.mkdtemp(prefix="livetools-sbx-"))
+        self._own_shared = Path(owned_tempdir("livetools-sbx"))
         prefix = [
             bwrap,
             "--die-with-parent",

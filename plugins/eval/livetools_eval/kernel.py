@@ -23,6 +23,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from livetools.files.owner import owned_tempdir
 from livetools.procs import ProcessStartError, stat_fields
 from livetools.sandbox import Process, Sandbox, spawn
 
@@ -180,10 +181,10 @@ class Kernel:
         sharing no folder (a `wrap(argv)` launcher keeping the host's file system) gets
         loopback TCP."""
         if self.sandbox is None:
-            return self.spec.transport, Path(tempfile.mkdtemp(prefix="lt-eval-"))
+            return self.spec.transport, Path(owned_tempdir("lt-eval"))
         shared = self.sandbox.shared_dir
         if shared is None:
-            return "tcp", Path(tempfile.mkdtemp(prefix="lt-eval-"))
+            return "tcp", Path(owned_tempdir("lt-eval"))
         folder = Path(tempfile.mkdtemp(prefix="lt-eval-", dir=shared))
         return ("ipc" if self.spec.transport == "ipc" else "relay"), folder
 
