@@ -61,6 +61,7 @@ def test_http_flags_without_http_are_refused(tmp_path: Path) -> None:
         ["--max-runs", "0"],
         ["--allow-host", "proxy.example"],
         ["--header-timeout", "5"],
+        ["--body-timeout", "5"],
         ["--token-verifier", "m:V"],
     ],
 )
@@ -88,11 +89,11 @@ def test_instance_needs_runs_under(tmp_path: Path) -> None:
     assert "--instance names the runs of a run server: it needs --runs-under DIR" in err
 
 
-def test_bad_header_timeout_is_refused(tmp_path: Path) -> None:
-    err = refused(
-        "--http", "127.0.0.1:0", "--no-token", "--root", str(tmp_path), "--header-timeout", "0"
-    )
-    assert "--header-timeout must be positive" in err
+@pytest.mark.parametrize("flag", ["--header-timeout", "--body-timeout"])
+@pytest.mark.parametrize("value", ["0", "-1", "inf", "nan"])
+def test_bad_read_timeout_is_refused(tmp_path: Path, flag: str, value: str) -> None:
+    err = refused("--http", "127.0.0.1:0", "--no-token", "--root", str(tmp_path), flag, value)
+    assert f"{flag} must be a positive number of seconds" in err
 
 
 def post_raw(http: httpx2.Client, body: str) -> httpx2.Response:

@@ -97,3 +97,37 @@ def test_slow_answer_is_not_cut_by_the_header_bound(tmp_path: Path) -> None:
             s.sendall(body[10:])
             answer = s.recv(4096)
             assert answer.startswith(b"HTTP/1.1 "), answer
+
+
+def test_a_body_that_trickles_past_its_bound_is_closed(tmp_path: Path) -> None:
+    """Headers complete, then one byte of the body every half second: closed within
+    `--header-timeout` + `--body-timeout` of the headers; the server answers others meanwhile."""
+    args = ("--no-token", "--root", str(tmp_path), "--header-timeout", "1", "--body-timeout", "2")
+    with serve_http(*args) as server:
+        host, port = server.url.removeprefix("http://").rsplit(":", 1)
+        with socket.create_connection((host, int(port)), timeout=WAIT) as s:
+            s.sendall(
+                b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+                b"Content-Length: 100000\r\n\r\n{"
+            )
+            began = time.monotonic()
+            closed = False
+            while time.monotonic() - began < 3.0 + SLACK:
+                try:
+                    s.sendall(b" ")
+                except OSError:
+                    closed = True
+                    break
+                readable, _, _ = select.select([s], [], [], 0.5)
+                if readable:
+                    try:
+                        closed = not s.recv(4096)
+                    except ConnectionError:
+                        closed = True
+                    if closed:
+                        break
+            held = time.monotonic() - began
+            assert closed, "the trickling body's connection is still open"
+            assert held > 2.0 - 0.5  # not before the body bound
+        with httpx2.Client(base_url=server.url, timeout=WAIT) as http:
+            assert http.get("/healthz").status_code == 200

@@ -22,7 +22,7 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
-from .header_deadline import DEFAULT_HEADER_TIMEOUT, protocol_class
+from .header_deadline import DEFAULT_BODY_TIMEOUT, DEFAULT_HEADER_TIMEOUT, protocol_class
 from .tokens import (
     TOKEN_ENV,
     MadeToken,
@@ -72,6 +72,13 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         metavar="SECONDS",
         help=f"--http: a request's headers must arrive within this (default "
         f"{DEFAULT_HEADER_TIMEOUT:.0f})",
+    )
+    p.add_argument(
+        "--body-timeout",
+        type=float,
+        metavar="SECONDS",
+        help=f"--http: a request's body must arrive within this after its headers (default "
+        f"{DEFAULT_BODY_TIMEOUT:.0f})",
     )
     p.add_argument(
         "--allow-host",
@@ -142,6 +149,7 @@ HTTP_ONLY = (
     "token_file",
     "no_token",
     "header_timeout",
+    "body_timeout",
     "allow_host",
     "allow_origin",
     "run_ttl",
@@ -188,8 +196,10 @@ def check_flags(args: argparse.Namespace) -> None:
         source = "--token-file" if args.token_file else "--token-verifier"
         source = f"${TOKEN_ENV}" if not args.token_file and env_token() else source
         raise SetupError(f"--no-token and {source}: pick one")
-    if args.header_timeout is not None and args.header_timeout <= 0:
-        raise SetupError("--header-timeout must be positive (seconds)")
+    for flag in ("header_timeout", "body_timeout"):
+        value = getattr(args, flag)
+        if value is not None and not 0 < value < float("inf"):
+            raise SetupError(f"--{flag.replace('_', '-')} must be a positive number of seconds")
 
 
 def read_token(args: argparse.Namespace) -> str | None:
@@ -372,7 +382,10 @@ async def _serve(args: argparse.Namespace, root: Path | None, options: dict[str,
         lifespan="on",
         timeout_graceful_shutdown=5,
         ws="none",
-        http=protocol_class(args.header_timeout or DEFAULT_HEADER_TIMEOUT),
+        http=protocol_class(
+            args.header_timeout or DEFAULT_HEADER_TIMEOUT,
+            args.body_timeout or DEFAULT_BODY_TIMEOUT,
+        ),
     )
     server = _server_class()(config, made)
     # LIVETOOLS_HTTP_LOG=info adds one line per request (method, path, status, time; never a
