@@ -47,6 +47,16 @@ async def test_navigation_actions(project, server: str) -> None:
         )
         assert "shapes.py:22: def total_area" in r.text
 
+        # The declaration first, then path order, the same on every call; the header names
+        # the symbol, not its occurrence suffix.
+        asked = {"action": "references", "file": "app.py", "line": 5, "symbol": "total_area#2"}
+        answers = [await run.call("lsp", asked) for _ in range(3)]
+        assert answers[0].text.startswith('4 references to "total_area" on 3 lines'), answers[0]
+        first = answers[0].data["locations"]
+        assert first[0]["path"] == "shapes.py" and first[0]["line"] == 22, first
+        assert [p["path"] for p in first[1:]] == sorted(p["path"] for p in first[1:])
+        assert all(a.data == answers[0].data for a in answers)
+
         r = await run.call(
             "lsp", {"action": "hover", "file": "app.py", "line": 5, "symbol": "total_area"}
         )

@@ -14,8 +14,9 @@ from livetools import CallContext, Result, ToolError, cap_items, cap_text, relpa
 from livetools.files import check_regular
 
 from .checker import run_checkers
+from .jsonrpc import RpcTimeout
 from .ledger import SEVERITY, significant, to_item
-from .positions import encode_column, locate, split_lines
+from .positions import encode_column, locate, split_lines, symbol_name
 from .render import (
     Lines,
     call_rows,
@@ -66,6 +67,7 @@ NAVIGATION = {
 
 
 PAGED = ("references", "implementation", "symbols", "callers", "callees")
+DECLARATION_WAIT = 5.0  # seconds the definition asked to order references may take
 
 
 class LspArgs(BaseModel):
@@ -246,7 +248,8 @@ async def navigate(sup: Supervisor, path: Path, args: LspArgs) -> Result:
         )
     else:
         result = await _until_ready(server, method, params, args.action)
-    head = f'{args.action} of "{args.symbol}" at {rel}:{args.line}'
+    name = symbol_name(args.symbol)
+    head = f'{args.action} of "{name}" at {rel}:{args.line}'
     notes = [spot.note] if spot.note else []
     if incomplete:
         notes.append(incomplete)
@@ -260,11 +263,17 @@ async def navigate(sup: Supervisor, path: Path, args: LspArgs) -> Result:
         return Result(_empty(server, f"no {args.action.replace('_', ' ')} found", notes, head))
     lines = Lines(sup.root, {u: d.text for u, d in server.documents.items()})
     rows = location_rows(pairs, lines)
+    if args.action in ("references", "implementation"):
+        # The same order on every call (servers answer in the order their threads finish, and
+        # pages must be the same on the next call): the declaration first, then the project's
+        # own files in path order.
+        rows.sort(key=lambda r: (bool(r.get("outside_root")), r["path"], r["line"]))
+        if args.action == "references":
+            declared = await _declaration(server, params)
+            rows.sort(key=lambda r: (r["abs"], r["line"] - 1) not in declared)
     if args.action in ("references", "implementation") and (
         scope or args.offset or len(rows) > REFERENCES_CAP
     ):
-        # Pages must be the same on the next call: the project's own files in path order.
-        rows.sort(key=lambda r: (bool(r.get("outside_root")), r["path"], r["line"]))
         rows = [r for r in rows if _inside(r["path"], scope)]
         if not rows:
             where = f"under {scope}" if scope else ""
@@ -280,13 +289,27 @@ async def navigate(sup: Supervisor, path: Path, args: LspArgs) -> Result:
     if args.action == "references":
         on = f" on {distinct} lines" if distinct != count else ""
         where = f" under {scope}" if scope else ""
-        head = f'{count} references to "{args.symbol}"{where}{on} ({rel}:{args.line})'
+        head = f'{count} references to "{name}"{where}{on} ({rel}:{args.line})'
         if span:
             head += f", lines {span}"
     out: dict[str, Any] = {"locations": data}
     if incomplete:
         out["complete"] = False
     return Result("\n".join([head + ":", *text_lines, *notes]), out)
+
+
+async def _declaration(server: LanguageServer, params: dict[str, Any]) -> set[tuple[Path, int]]:
+    """Where the symbol is declared (file, 0-based line), to list it first; nothing when the
+    server has no definitions or does not answer in time."""
+    if not server.supports("definitionProvider", "textDocument/definition"):
+        return set()
+    position = {k: v for k, v in params.items() if k != "context"}
+    try:
+        method, bound = "textDocument/definition", DECLARATION_WAIT
+        result = await server.request(method, position, bound=bound, what="definition", soft=True)
+    except (RpcTimeout, ToolError):
+        return set()
+    return set(locations(result))
 
 
 def _empty(server: LanguageServer, what: str, notes: list[str], head: str = "") -> str:

@@ -64,6 +64,12 @@ def _ordinal(n: int) -> str:
     return f"{n}{suffix}"
 
 
+def symbol_name(symbol: str) -> str:
+    """The name a `name#N` argument points at, for headers."""
+    match = _OCCURRENCE.match(symbol)
+    return match.group(1) if match else symbol
+
+
 def locate(text: str, line: int, symbol: str, rel: str) -> Spot:
     """Resolve a 1-based `line` and a `symbol` substring (optionally `name#N` for the N-th
     occurrence) to a spot. Whole-identifier occurrences are preferred over partial ones."""
