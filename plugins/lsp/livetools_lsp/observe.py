@@ -89,6 +89,11 @@ async def _observe(sup: Supervisor, paths: list[Path], notes: list[str]) -> Asyn
     sent = [s for i, s in enumerate(steps) if outcomes[i] is True and s.doc is not None]
     for step in sent:
         await step.save()
+    # A file the write created or deleted changes what other files resolve (an import): every
+    # server hears of it before their answers are awaited.
+    for server in [s for s in sup.servers.values() if s.alive]:
+        with contextlib.suppress(ToolError):
+            await server.send_watched()
     for step in sent:
         mates = [s.doc.sent_at for s in sent if s.server is step.server and s.doc is not None]
         if len(mates) > 1:

@@ -39,9 +39,11 @@ from .jsonrpc import (
 )
 from .pyenv import PythonEnv, pyright_settings, python_env
 from .spec import ServerSpec
+from .watching import WatchedFiles, file_events, watchers_from
 
 SHUTDOWN_TIMEOUT = 2.0
 _SETTLE = 0.15  # after a version-less publish, a second one often follows
+_TOUCHED_WAIT = 3.0  # how long a re-publish after a watched-file event is waited for
 _MESSAGES = 20
 
 
@@ -58,6 +60,9 @@ class Document:
     sent_at: float = field(default_factory=time.monotonic)  # when this version was sent
     path: Path | None = None
     stamp: tuple[int, int] | None = None  # (mtime_ns, size) of the disk text last sent
+    # When a watched file changed on disk since this version was sent: a push server's
+    # re-publish for it may be on its way (an import now resolves, or no longer does).
+    touched_at: float = 0.0
 
 
 @dataclass
@@ -223,6 +228,8 @@ class LanguageServer:
         self.server_info: dict[str, Any] = {}
         self.encoding = "utf-16"
         self.registrations: dict[str, str] = {}  # registration id -> method
+        self.watched = WatchedFiles(root, frozenset(spec.extensions))
+        self._watch_lock = asyncio.Lock()
         self.documents: dict[str, Document] = {}
         self.published: dict[str, Published] = {}
         self.readiness = Readiness()
@@ -291,6 +298,7 @@ class LanguageServer:
             "initializationOptions": dict(self.spec.init_options or {}),
             "capabilities": client_capabilities(),
         }
+        await self.send_watched()  # the snapshot later changes are told against
         result = await self.request("initialize", params, bound=init_timeout, what="initialize")
         if not isinstance(result, dict):
             raise ServerGone(f"{self.spec.id} answered initialize with {result!r:.200}")
@@ -412,11 +420,15 @@ class LanguageServer:
         if method == "client/registerCapability":
             for reg in (params or {}).get("registrations") or []:
                 self.registrations[str(reg.get("id"))] = str(reg.get("method"))
+                if reg.get("method") == "workspace/didChangeWatchedFiles":
+                    watchers = watchers_from(reg.get("registerOptions"), uri_path)
+                    self.watched.register(str(reg.get("id")), watchers)
             self._wake()
             return None
         if method == "client/unregisterCapability":
             for reg in (params or {}).get("unregisterations") or []:
                 self.registrations.pop(str(reg.get("id")), None)
+                self.watched.unregister(str(reg.get("id")))
             return None
         if method == "workspace/workspaceFolders":
             return [{"uri": path_uri(self.root), "name": self.root.name}]
@@ -621,6 +633,7 @@ class LanguageServer:
         gone is closed — an answer computed on a stale copy would be wrong (a rename would
         write its ranges into the wrong text). Returns the uris that were re-sent."""
         moved: list[str] = []
+        await self.send_watched()
         now = time.time_ns()
         for uri, doc in list(self.documents.items()):
             if doc.path is None:
@@ -640,6 +653,19 @@ class LanguageServer:
             if sent:
                 moved.append(uri)
         return moved
+
+    async def send_watched(self) -> list[tuple[Path, int]]:
+        """Tell the server which watched files were created, changed or deleted on disk since
+        the last look (by the run or behind it); the first look only takes the snapshot."""
+        async with self._watch_lock:
+            changes = await asyncio.to_thread(self.watched.changes)
+            if changes and self.endpoint is not None and self.failure is None:
+                events = file_events(changes, path_uri)
+                await self.notify("workspace/didChangeWatchedFiles", {"changes": events})
+                now = time.monotonic()
+                for doc in self.documents.values():
+                    doc.touched_at = now
+        return changes
 
     async def save(self, doc: Document) -> None:
         sync = self.capabilities.get("textDocumentSync")
@@ -673,9 +699,20 @@ class LanguageServer:
                 pull_failed = True
                 continue
             entry = self.published.get(doc.uri)
-            if entry is not None and (
-                (entry.version is not None and entry.version >= doc.version)
-                or (entry.version is None and entry.at >= doc.sent_at)
+            # After a watched file changed, the publish before it may be stale: wait a moment
+            # for the re-publish (a server that sends none thinks nothing changed).
+            waiting = (
+                entry is not None
+                and entry.at < doc.touched_at
+                and time.monotonic() - doc.touched_at < _TOUCHED_WAIT
+            )
+            if (
+                entry is not None
+                and not waiting
+                and (
+                    (entry.version is not None and entry.version >= doc.version)
+                    or (entry.version is None and entry.at >= doc.sent_at)
+                )
             ):
                 if entry.version is None:
                     await self._settle(doc.uri, entry, deadline)

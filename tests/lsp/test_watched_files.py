@@ -1,0 +1,114 @@
+"""Files created, changed or deleted reach the server as workspace/didChangeWatchedFiles, whether
+the run wrote them or something behind it did: an importer's "could not be resolved" goes after
+its module is written, and comes back when the module is deleted from the shell, without reload.
+Real basedpyright and gopls."""
+
+from __future__ import annotations
+
+import asyncio
+import shutil
+import time
+from pathlib import Path
+
+import pytest
+
+from livetools_lsp.watching import CHANGED, CREATED, DELETED, WatchedFiles, glob_regex
+from tests.lsp.conftest import lsp_run
+from tests.support import require_binary
+
+UNRESOLVED = 'Import "missing_mod" could not be resolved'
+
+
+async def diagnostics_until(run, file: str, want: bool, text: str, bound: float = 20.0) -> str:
+    """`lsp diagnostics` of `file` until `text` is (want) or is not in it, within `bound`; the
+    last answer."""
+    deadline = time.monotonic() + bound
+    while True:
+        r = await run.call("lsp", {"action": "diagnostics", "file": file})
+        assert not r.is_error, r.text
+        if (text in r.text) == want or time.monotonic() > deadline:
+            return r.text
+        await asyncio.sleep(0.5)
+
+
+async def test_a_created_then_deleted_module_reaches_basedpyright(tmp_path: Path) -> None:
+    require_binary("basedpyright-langserver", "uv sync")
+    (tmp_path / "pyproject.toml").write_text("[project]\nname = 'w'\nversion = '0'\n")
+    async with lsp_run(tmp_path, ["basedpyright"]) as run:
+        r = await run.call(
+            "write",
+            {"path": "uses_missing.py", "content": "from missing_mod import MissingClass\n"},
+        )
+        assert UNRESOLVED in r.text, r.text
+        r = await run.call(
+            "write", {"path": "missing_mod.py", "content": "class MissingClass: ...\n"}
+        )
+        assert not r.is_error, r.text
+        began = time.monotonic()
+        text = await diagnostics_until(run, "uses_missing.py", False, UNRESOLVED)
+        assert UNRESOLVED not in text, text
+        resolved_in = time.monotonic() - began
+
+        (tmp_path / "missing_mod.py").unlink()  # from the shell, behind the run
+        text = await diagnostics_until(run, "uses_missing.py", True, UNRESOLVED)
+        assert UNRESOLVED in text, f"a false clean after the module was deleted: {text}"
+    print(f"resolved {resolved_in:.1f}s after the module was written")
+
+
+async def test_gopls_sees_a_use_added_behind_the_run(tmp_path: Path) -> None:
+    """gopls never reads a file it has not opened again unless told: a use added from the
+    shell is counted by the next references and renamed by the next rename; `go build` clean."""
+    require_binary("gopls", "apt-get install gopls")
+    go = require_binary("go", "apt-get install golang-go")
+    (tmp_path / "go.mod").write_text("module example.com/w\n\ngo 1.19\n")
+    (tmp_path / "lib.go").write_text("package main\n\nfunc Decode() int { return 1 }\n")
+    (tmp_path / "main.go").write_text("package main\n\nfunc main() { _ = Decode() }\n")
+    async with lsp_run(tmp_path, ["gopls"]) as run:
+        asked = {"action": "references", "file": "lib.go", "line": 3, "symbol": "Decode"}
+        r = await run.call("lsp", asked)
+        assert r.text.startswith("2 references"), r.text
+        (tmp_path / "other.go").write_text("package main\n\nfunc other() int { return Decode() }\n")
+        r = await run.call("lsp", asked)
+        assert r.text.startswith("3 references"), r.text
+        r = await run.call(
+            "lsp_rename", {"file": "lib.go", "line": 3, "symbol": "Decode", "new_name": "Parse"}
+        )
+        assert not r.is_error, r.text
+    assert "Parse()" in (tmp_path / "other.go").read_text()
+    built = await asyncio.create_subprocess_exec(
+        go, "build", "./...", cwd=tmp_path, stdout=asyncio.subprocess.PIPE, stderr=-2
+    )
+    out, _ = await asyncio.wait_for(built.communicate(), 120)
+    assert built.returncode == 0, out.decode()
+
+
+@pytest.mark.parametrize(
+    ("glob", "path", "hit"),
+    [
+        ("**/*.{go,mod}", "a/b/c.go", True),
+        ("**/*.{go,mod}", "go.mod", True),
+        ("**/*.{go,mod}", "x.sum", False),
+        ("**/pyrightconfig.json", "pyrightconfig.json", True),
+        ("*.py", "a/b.py", False),
+        ("src/[!_]*.py", "src/a.py", True),
+        ("src/[!_]*.py", "src/_a.py", False),
+    ],
+)
+def test_globs(glob: str, path: str, hit: bool) -> None:
+    assert bool(glob_regex(glob).match(path)) is hit
+
+
+def test_changes_are_found_bounded_and_by_kind(tmp_path: Path) -> None:
+    (tmp_path / "a.py").write_text("1")
+    (tmp_path / "node_modules").mkdir()
+    watched = WatchedFiles(tmp_path, frozenset({".py"}))
+    assert watched.changes() == []  # the first look takes the snapshot
+    (tmp_path / "b.py").write_text("2")
+    (tmp_path / "a.py").write_text("11")
+    (tmp_path / "node_modules" / "c.py").write_text("3")
+    (tmp_path / "notes.txt").write_text("x")
+    assert watched.changes() == [(tmp_path / "a.py", CHANGED), (tmp_path / "b.py", CREATED)]
+    (tmp_path / "b.py").unlink()
+    assert watched.changes() == [(tmp_path / "b.py", DELETED)]
+    shutil.rmtree(tmp_path / "node_modules")
+    assert watched.changes() == []
