@@ -55,6 +55,48 @@ async def test_a_created_then_deleted_module_reaches_basedpyright(tmp_path: Path
     print(f"resolved {resolved_in:.1f}s after the module was written")
 
 
+CASES = {
+    # server: (binary, install, files, importer, module, module text, the unresolved message)
+    "typescript-language-server": (
+        "typescript-language-server",
+        "npm install -g typescript-language-server typescript",
+        {"tsconfig.json": '{"compilerOptions": {"strict": true}}\n'},
+        ("uses.ts", 'import { Missing } from "./missing";\nexport const m = Missing;\n'),
+        ("missing.ts", "export const Missing = 1;\n"),
+        "Cannot find module './missing'",
+    ),
+    "clangd": (
+        "clangd",
+        "apt-get install clangd",
+        {"compile_flags.txt": "-I.\n"},
+        ("uses.c", '#include "missing.h"\nint use(void) { return MISSING; }\n'),
+        ("missing.h", "#define MISSING 1\n"),
+        "'missing.h' file not found",
+    ),
+}
+
+
+@pytest.mark.parametrize("server", sorted(CASES))
+async def test_a_created_then_deleted_module_reaches_the_server(
+    tmp_path: Path, server: str
+) -> None:
+    """The same on typescript-language-server and clangd (a header added and removed)."""
+    binary, install, files, (importer, text), (module, body), message = CASES[server]
+    require_binary(binary, install)
+    for name, content in files.items():
+        (tmp_path / name).write_text(content)
+    async with lsp_run(tmp_path, [server]) as run:
+        r = await run.call("write", {"path": importer, "content": text})
+        assert message in r.text, r.text
+        r = await run.call("write", {"path": module, "content": body})
+        assert not r.is_error, r.text
+        after_create = await diagnostics_until(run, importer, False, message)
+        assert message not in after_create, after_create
+        (tmp_path / module).unlink()
+        after_delete = await diagnostics_until(run, importer, True, message)
+        assert message in after_delete, f"a false clean after {module} was deleted"
+
+
 async def test_gopls_sees_a_use_added_behind_the_run(tmp_path: Path) -> None:
     """gopls never reads a file it has not opened again unless told: a use added from the
     shell is counted by the next references and renamed by the next rename; `go build` clean."""

@@ -39,7 +39,7 @@ from .jsonrpc import (
 )
 from .pyenv import PythonEnv, pyright_settings, python_env
 from .spec import ServerSpec
-from .watching import WatchedFiles, file_events, watchers_from
+from .watching import CHANGED, WatchedFiles, file_events, watchers_from
 
 SHUTDOWN_TIMEOUT = 2.0
 _SETTLE = 0.15  # after a version-less publish, a second one often follows
@@ -665,7 +665,26 @@ class LanguageServer:
                 now = time.monotonic()
                 for doc in self.documents.values():
                     doc.touched_at = now
+                # An open file's own edit reaches the server as didChange; any other does not.
+                behind = any(k != CHANGED or path_uri(p) not in self.documents for p, k in changes)
+                if behind and not self.watched.registered:
+                    await self._resend_open()
         return changes
+
+    async def _resend_open(self) -> None:
+        """A server that asked to watch nothing (clangd) checks what a file includes only when
+        the file itself changes: each open document goes again as a new version (its text
+        unchanged), so a deleted header is missed and a created one found."""
+        for doc in list(self.documents.values()):
+            if doc.path is None or self._sync_kind() == 0:
+                continue
+            doc.version += 1
+            doc.sent_at = time.monotonic()
+            params = {
+                "textDocument": {"uri": doc.uri, "version": doc.version},
+                "contentChanges": [{"text": doc.text}],
+            }
+            await self.notify("textDocument/didChange", params)
 
     async def save(self, doc: Document) -> None:
         sync = self.capabilities.get("textDocumentSync")
