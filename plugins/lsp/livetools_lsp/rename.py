@@ -273,7 +273,8 @@ async def lsp_rename(ctx: CallContext, args: RenameArgs) -> Result:
     card = f'rename "{old}" → "{args.new_name}": {sum(edited.values())} edits in {len(edited)} '
     await confirm(ctx, card + "files: " + ", ".join(f"{f} ({n})" for f, n in edited.items()))
     try:
-        notes = await staged.apply(ctx.run)
+        with sup.ledger.renaming(old, args.new_name):
+            notes = await staged.apply(ctx.run)
     except EditConflict as exc:
         raise ToolError(str(exc)) from None
     for moved in list(work.texts):
