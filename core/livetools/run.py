@@ -17,6 +17,7 @@ from pydantic import BaseModel, ValidationError
 from .approvals import DEADLINE, ApprovalGate, Refused
 from .files.owner import sweep as sweep_leftovers
 from .files.paths import resolve_path, shown
+from .files.staging import EditLedger
 from .ports import Ports
 from .resources import Resource
 from .results import Result, ToolError, cap_value
@@ -89,6 +90,7 @@ class Run:
         # plugin -> why its resource failed to connect: its tools stay listed and say so
         self.unavailable: dict[str, str] = {}
         self.registry = Registry()
+        self.staged = EditLedger()  # edits staged for `resolve`, by any family
         self._locks: dict[str, asyncio.Lock] = {}
         self._listeners: list[Callable[[], object]] = []
         self._inflight: set[asyncio.Task[Any]] = set()
@@ -387,6 +389,7 @@ class Run:
         if self._closed:
             return
         self._closed = True
+        self.staged.staged.clear()  # each holds its files' old and new bytes
         current = asyncio.current_task()
         for task in list(self._inflight):
             if task is not current:

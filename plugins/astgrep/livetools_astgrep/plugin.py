@@ -99,8 +99,8 @@ def livetools_register_tools(register: Callable[[Tool], None], run: Any) -> None
             Tier.WRITE,
             tools.ResolveArgs,
             tools.resolve,
-            "Accept (write all files, refused if any changed since staging) or discard a "
-            "staged ast_edit.",
+            "Accept (write all files, refused if any changed since staging) or discard an "
+            "edit staged by ast_edit or lsp_rename preview.",
             resource=RESOURCE,
             parallel_safe=False,
         )

@@ -8,10 +8,10 @@ import os
 import threading
 from collections import OrderedDict
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from livetools import Resource, StagedEdit
+from livetools import Resource
 
 from . import limits
 from .engine import BINARY_PROBE, CACHE_BYTES, Engine, FileJob, FileOutcome, FileRewrite
@@ -28,7 +28,6 @@ if TYPE_CHECKING:
 
 T = TypeVar("T")
 PATTERN_CACHE = 256
-STAGED_EDITS = 32  # unresolved ast_edits kept per run
 WARM_POOL_BYTES = 64 * 1024  # once the workers run (caches warm), they take all but tiny jobs
 HEAD_BYTES = 512 * 1024  # a limited search tries this much in-process before starting workers
 SLICE_BYTES = 128 * 1024  # searched in-process at a time while the workers start
@@ -92,13 +91,6 @@ def _head(jobs: list[FileJob], budget: int) -> int:
 
 
 @dataclass
-class Staged:
-    edit: StagedEdit
-    replacements: int
-    files: list[str]
-
-
-@dataclass
 class Searched:
     """One grammar's part of a search."""
 
@@ -107,35 +99,6 @@ class Searched:
     outcomes: list[FileOutcome]
     files: int  # files of this grammar in scope
     searched: int  # how many of them were searched before the limit stopped the search
-
-
-@dataclass
-class EditLedger:
-    staged: dict[str, Staged] = field(default_factory=dict)
-    resolved: dict[str, str] = field(default_factory=dict)
-    counter: int = 0
-
-    def add(self, staged: Staged) -> str:
-        """Keep at most STAGED_EDITS unresolved edits (each holds its files twice): the oldest
-        expires, and resolving it says so."""
-        self.counter += 1
-        edit_id = f"edit_{self.counter}"
-        self.staged[edit_id] = staged
-        while len(self.staged) > STAGED_EDITS:
-            oldest = next(iter(self.staged))
-            del self.staged[oldest]
-            self.resolved[oldest] = (
-                f"expired: only the {STAGED_EDITS} most recent staged edits are kept; "
-                "call ast_edit again to stage it"
-            )
-        while len(self.resolved) > 10 * STAGED_EDITS:
-            del self.resolved[next(iter(self.resolved))]
-        return edit_id
-
-    def issued(self, edit_id: str) -> bool:
-        """Whether this run ever gave out `edit_id` (ids count up, so no record is needed)."""
-        number = edit_id.removeprefix("edit_")
-        return edit_id.startswith("edit_") and number.isdigit() and 0 < int(number) <= self.counter
 
 
 class AstGrepResource(Resource):
@@ -160,7 +123,7 @@ class AstGrepResource(Resource):
         self._engine_lock = threading.Lock()
         self._pool: Pool | None = None
         self._pool_lock = asyncio.Lock()
-        self.edits = EditLedger()
+        self.edits = run.staged  # the run's, shared with every family that stages
         self._closed = False
 
     # -- grammars and patterns -------------------------------------------------------------------
@@ -371,4 +334,3 @@ class AstGrepResource(Resource):
             pool, self._pool = self._pool, None
         if pool is not None:
             await pool.aclose()
-        self.edits.staged.clear()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hashlib
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -22,6 +23,7 @@ from livetools import (
 )
 from livetools.approvals import asks_only_if, card_by
 from livetools.files import check_regular
+from livetools.files.staging import Staged
 
 from .anchor import explain_empty, explain_unmatched
 from .engine import UNPARSED, FileJob
@@ -29,7 +31,7 @@ from .gcpause import gc_paused
 from .grammar import Grammar
 from .metavars import TEMPLATE
 from .pattern import Pattern, PatternError
-from .resource import AstGrepResource, Searched, Staged
+from .resource import AstGrepResource, Searched
 from .rewrite import normalize_template
 from .table import UnknownLanguage
 from .walk import Walked, grammar_for, walk
@@ -444,7 +446,7 @@ async def ast_edit(ctx: CallContext, args: AstEditArgs) -> Result:
             )
     count = sum(r.count for r in changed)
     files = [r.rel for r in changed]
-    edit_id = res.edits.add(Staged(staged, count, files))
+    edit_id = res.edits.add(Staged(staged, count, files, origin="ast_edit"))
     head = (
         f"(proposed) {count} replacement{'s' if count != 1 else ''} in {len(files)} "
         f"file{'s' if len(files) != 1 else ''}; nothing written yet. Call resolve with "
@@ -515,7 +517,7 @@ async def resolve(ctx: CallContext, args: ResolveArgs) -> Result:
         if ledger.issued(edit_id):  # so old its record is gone too: still not "unknown"
             raise ToolError(
                 f"{edit_id} expired (only the most recent staged edits are kept); call "
-                f"ast_edit again to stage it. Staged edits: {pending}"
+                f"ast_edit or lsp_rename again to stage it. Staged edits: {pending}"
             )
         raise ToolError(f"unknown edit_id {edit_id!r}; staged edits: {pending}")
     if args.action == "discard":
@@ -525,7 +527,8 @@ async def resolve(ctx: CallContext, args: ResolveArgs) -> Result:
             data={"edit_id": edit_id, "action": "discard", "files": []},
         )
     try:
-        notes = await staged.edit.apply(ctx.run)
+        with staged.around() if staged.around else contextlib.nullcontext():
+            notes = await staged.edit.apply(ctx.run)
     except EditConflict as exc:
         ledger.resolved[edit_id] = "refused (the files changed after staging)"
         return Result.error(

@@ -24,6 +24,7 @@ from livetools import (
 )
 from livetools.approvals import asks_in_call, confirm
 from livetools.files import read_bytes_sync
+from livetools.files.staging import Staged
 
 from .ledger import significant
 from .positions import LineIndex
@@ -38,6 +39,7 @@ class RenameArgs(BaseModel):
     line: int = Field(ge=1, description="1-based line.")
     symbol: str = Field(description="The name on that line; name#2 = 2nd match.")
     new_name: str = Field(min_length=1)
+    preview: bool = Field(False, description="Stage only: a diff and an edit_id for resolve.")
 
 
 DESCRIPTION = (
@@ -199,6 +201,37 @@ def _only_renamed(covered: str, new_text: str, old: str, new: str) -> bool:
     return all(a == b or (a == old and b == new) for a, b in zip(before, after, strict=True))
 
 
+def _stage(
+    ctx: CallContext,
+    sup: Supervisor,
+    staged: StagedEdit,
+    edited: dict[str, int],
+    old: str,
+    new: str,
+    diff: str,
+) -> Result:
+    """`preview`: the rename staged in the run's ledger for `resolve`, which checks every file
+    against what was read here before it writes (the same all-or-nothing write)."""
+    if ctx.run.registry.get("resolve") is None:
+        raise ToolError(
+            "preview needs the resolve tool (the astgrep family), which this run does not "
+            "have; nothing was changed. Call lsp_rename without preview"
+        )
+    total = sum(edited.values())
+    ledger = sup.ledger
+    edit_id = ctx.run.staged.add(
+        Staged(staged, total, list(edited), "lsp_rename", lambda: ledger.renaming(old, new))
+    )
+    head = (
+        f'(proposed) rename "{old}" → "{new}": {total} edits in {len(edited)} files: '
+        + ", ".join(f"{f} ({n})" for f, n in edited.items())
+        + f'; nothing written yet. Call resolve with edit_id "{edit_id}" and action "accept" '
+        'to write, or "discard"'
+    )
+    data = {"edit_id": edit_id, "files": list(edited), "edits": edited}
+    return Result("\n".join([head, diff]), data)
+
+
 # fullmatch: `$` alone would let "Box\n" through.
 _NAME = re.compile(r"[^\W\d][\w$]*|\$[\w$]*")
 
@@ -270,6 +303,8 @@ async def lsp_rename(ctx: CallContext, args: RenameArgs) -> Result:
     staged = StagedEdit(staged.root, changed)
     diff = staged.diff(DIFF_LINES)
     edited = {relpath(sup.root, p): n for p, n in work.edits.items() if n}
+    if args.preview:
+        return _stage(ctx, sup, staged, edited, old, args.new_name, diff)
     card = f'rename "{old}" → "{args.new_name}": {sum(edited.values())} edits in {len(edited)} '
     await confirm(ctx, card + "files: " + ", ".join(f"{f} ({n})" for f, n in edited.items()))
     try:
