@@ -5,8 +5,11 @@ rename's own result carries any diagnostics it introduced."""
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import itertools
 import re
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +29,16 @@ from livetools.approvals import asks_in_call, confirm
 from livetools.files import read_bytes_sync
 from livetools.files.staging import Staged
 
+from .completeness import (
+    ASK_BOUND,
+    MAX_OPENED,
+    classify,
+    declaration,
+    note,
+    outside,
+    refusal,
+)
+from .jsonrpc import RpcTimeout
 from .ledger import significant
 from .positions import LineIndex
 from .server import LanguageServer, uri_path
@@ -201,6 +214,42 @@ def _only_renamed(covered: str, new_text: str, old: str, new: str) -> bool:
     return all(a == b or (a == old and b == new) for a, b in zip(before, after, strict=True))
 
 
+async def _complete(
+    sup: Supervisor,
+    server: LanguageServer,
+    params: dict[str, Any],
+    old: str,
+    work: Workspace,
+    ask: Callable[[], Awaitable[Workspace]],
+    spot: tuple[Path, int],
+) -> str | None:
+    """Make `work` complete or refuse (completeness.py); a note on mentions left alone. `work`
+    is replaced in place by the second answer when files had to be opened first."""
+    files, partial = await asyncio.to_thread(outside, sup.root, server, old, set(work.texts))
+    if not files:
+        return None
+    for extra in files[:MAX_OPENED]:
+        with contextlib.suppress(ToolError):
+            await server.sync(extra)
+    again = await ask()
+    work.__dict__.update(again.__dict__)
+    left = [p for p in files if p not in work.texts]
+    if not left:
+        return None
+    try:
+        result = await server.request(
+            "textDocument/definition", params, bound=ASK_BOUND, what="definition", soft=True
+        )
+    except (RpcTimeout, ToolError):
+        result = None
+    mentions = await classify(sup.root, server, old, left, declaration(result) | {spot})
+    mentions.partial = partial
+    refused = refusal(server, old, mentions)
+    if refused is not None:
+        raise refused
+    return note(mentions, old)
+
+
 def _stage(
     ctx: CallContext,
     sup: Supervisor,
@@ -280,14 +329,20 @@ async def lsp_rename(ctx: CallContext, args: RenameArgs) -> Result:
             f'"{args.symbol}" on {rel}:{args.line} is not a name; point at the identifier to rename'
         )
     renamed = {**params, "newName": args.new_name}
-    edit = await _until_ready(server, "textDocument/rename", renamed, "rename")
-    if not isinstance(edit, dict) or not (edit.get("changes") or edit.get("documentChanges")):
-        raise ToolError(
-            f'{server.spec.id} returned no edits for renaming "{args.symbol}" at {rel}:'
-            f"{args.line}; nothing was changed"
-        )
-    work = Workspace(sup, server, old, args.new_name)
-    work.apply_edit(edit)
+
+    async def ask() -> Workspace:
+        edit = await _until_ready(server, "textDocument/rename", renamed, "rename")
+        if not isinstance(edit, dict) or not (edit.get("changes") or edit.get("documentChanges")):
+            raise ToolError(
+                f'{server.spec.id} returned no edits for renaming "{args.symbol}" at {rel}:'
+                f"{args.line}; nothing was changed"
+            )
+        work = Workspace(sup, server, old, args.new_name)
+        work.apply_edit(edit)
+        return work
+
+    work = await ask()
+    left_note = await _complete(sup, server, params, old, work, ask, (path, spot.line))
     contents: dict[str | Path, str | bytes | None] = {p: t for p, t in work.texts.items()}
     staged = StagedEdit.stage(sup.root, contents)
     for change in staged.changes:
@@ -322,6 +377,8 @@ async def lsp_rename(ctx: CallContext, args: RenameArgs) -> Result:
     lines = [head]
     if spot.note:
         lines.append(spot.note)
+    if left_note:
+        lines.append(left_note)
     lines += [f"moved: {m}" for m in work.moves]
     lines.append(diff)
     lines += notes

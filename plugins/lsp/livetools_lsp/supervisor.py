@@ -26,6 +26,7 @@ from .ledger import Ledger
 from .server import LanguageServer, ServerGone
 from .spec import ServerSpec
 from .subprojects import Subprojects
+from .workspaces import topmost
 
 if TYPE_CHECKING:
     from livetools import Run
@@ -104,6 +105,7 @@ class Supervisor(Resource):
     def __init__(self, run: Run, specs: Sequence[ServerSpec]) -> None:
         self.run = run
         self.root = run.root
+        self._real_root = run.root.resolve()
         options = run.options.get("lsp") or {}
         self.options: dict[str, Any] = options if isinstance(options, dict) else {}
         prefer = list(self.options.get("prefer") or [])
@@ -187,6 +189,8 @@ class Supervisor(Resource):
             root = find_marker(path, self.root, spec.markers, resolved=listed)
             if root is None:
                 return Verdict(spec, None, None, f"marker missing: {'/'.join(spec.markers)}")
+            # A sub-project of a solution or workspace is served at the top, with its siblings.
+            root = topmost(root, self._real_root)
         else:
             root = self.root
         probe = spec.probe_argv
