@@ -33,6 +33,7 @@ class LaunchInfo:
     # The run's sandbox, where the adapter runs and starts the debuggee. Paths stay host paths
     # here: the DAP wire maps them to the inside (see Session).
     sandbox: Sandbox | None = None
+    just_my_code: bool = True  # False: breakpoints and stops in installed packages too
 
 
 @dataclass(frozen=True)
@@ -175,7 +176,7 @@ def _debugpy_launch(info: LaunchInfo) -> dict[str, Any]:
         "cwd": str(info.cwd),
         "console": "internalConsole",  # integratedTerminal needs runInTerminal: it hangs
         "redirectOutput": True,
-        "justMyCode": True,
+        "justMyCode": info.just_my_code,
         "stopOnEntry": False,
         "python": [project_python(info.cwd, info.root, info.sandbox)],
         "subProcess": False,  # else a child waits for a debugger and the parent never ends

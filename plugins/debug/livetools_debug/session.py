@@ -31,6 +31,7 @@ from livetools.sandbox import Process, Sandbox, spawn, wire_maps
 from livetools.wire import ByteWriter, FramedReader, FramedWriter, Transform
 
 from .adapters import Adapter, AttachInfo, LaunchInfo
+from .breakpoints import Want, unsupported
 from .dap import DapClient, DapClosed, DapError, wait_response
 from .listening import listening
 from .output import OutputRing, trim_traceback
@@ -70,6 +71,7 @@ class Stop:
 @dataclass
 class Breakpoint:
     line: int  # as asked
+    label: str = ""  # its condition / hit count / log message, as shown
     verified: bool = False
     resolved: int | None = None
     message: str | None = None
@@ -133,6 +135,9 @@ class Session:
         self.frames: dict[int, Frame] = {}
         self.refs: dict[int, RefInfo] = {}
         self.breakpoints: dict[Path, list[Breakpoint]] = {}
+        # Exception filters asked for (None: the adapter's default), and a note on any it lacks.
+        self.filters: list[str] | None = None
+        self.filter_note: str | None = None
         self._epoch = 0
         self._waiters: list[asyncio.Future[None]] = []  # wait_change callers, woken by _notify
         self._initialized = asyncio.Event()
@@ -516,12 +521,12 @@ class Session:
         )
 
     async def launch(
-        self, binary: str, info: LaunchInfo, breakpoints: dict[Path, list[int]]
+        self, binary: str, info: LaunchInfo, breakpoints: dict[Path, list[Want]]
     ) -> None:
         await self._start(binary, info.cwd, self.adapter.launch_config(info), breakpoints)
 
     async def attach(
-        self, binary: str | None, info: AttachInfo, breakpoints: dict[Path, list[int]]
+        self, binary: str | None, info: AttachInfo, breakpoints: dict[Path, list[Want]]
     ) -> None:
         assert self.adapter.attach_config is not None
         await self._start(binary, info.cwd, self.adapter.attach_config(info), breakpoints, info)
@@ -541,7 +546,7 @@ class Session:
         binary: str | None,
         cwd: Path,
         config: dict[str, Any],
-        breakpoints: dict[Path, list[int]],
+        breakpoints: dict[Path, list[Want]],
         direct: AttachInfo | None = None,
     ) -> None:
         """Connect and configure; leaves the session running (or already stopped/exited).
@@ -568,8 +573,8 @@ class Session:
             await self._initialize()
             started = await self.client.send(command, config)
             await self._await_initialized(started, command)
-            for path, lines in breakpoints.items():
-                await self.set_breakpoints(path, lines)
+            for path, wants in breakpoints.items():
+                await self.set_breakpoints(path, wants, strict=False)
             await self._exception_breakpoints()
             if self.capabilities.get("supportsConfigurationDoneRequest", True):
                 await self.client.request("configurationDone", {}, within=self.request_timeout)
@@ -625,7 +630,14 @@ class Session:
         if not declared:
             return  # lldb and dlv differ here; sending it undeclared is asking for trouble
         names = {f.get("filter") for f in declared if isinstance(f, dict)}
-        filters = [f for f in self.adapter.exception_filters if f in names]
+        asked = self.adapter.exception_filters if self.filters is None else self.filters
+        filters = [f for f in asked if f in names]
+        if len(filters) < len(asked):
+            self.filter_note = (
+                f"exception filters not declared by {self.adapter.id}, left out: "
+                + ", ".join(f for f in asked if f not in names)
+            )
+        self.filters = filters
         await self.client.request(
             "setExceptionBreakpoints", {"filters": filters}, within=self.request_timeout
         )
@@ -650,21 +662,40 @@ class Session:
                 f"{exc}; the session may be wedged: `status`, or `terminate` and launch again"
             ) from None
 
-    async def set_breakpoints(self, path: Path, lines: list[int]) -> list[Breakpoint]:
+    async def set_breakpoints(
+        self, path: Path, wants: list[Want], *, strict: bool = True
+    ) -> list[Breakpoint]:
+        """`strict` (a call): a kind the adapter lacks refuses the call. At launch those
+        breakpoints are left out, each saying why (set unconditionally they would stop)."""
+        dropped: list[Breakpoint] = []
+        if strict:
+            unsupported(self.adapter.id, self.capabilities, wants)
+        else:
+            kept = []
+            for want in wants:
+                try:
+                    unsupported(self.adapter.id, self.capabilities, [want])
+                    kept.append(want)
+                except ToolError as exc:
+                    dropped.append(
+                        Breakpoint(want.line, want.label(), message=f"not set: {exc}".split(";")[0])
+                    )
+            wants = kept
         body = await self.call(
             "setBreakpoints",
             {
                 "source": {"path": str(path), "name": path.name},
-                "breakpoints": [{"line": n} for n in lines],
-                "lines": lines,
+                "breakpoints": [w.dap() for w in wants],
+                "lines": [w.line for w in wants],
             },
         )
-        states = [Breakpoint(line=n) for n in lines]
+        states = [Breakpoint(line=w.line, label=w.label()) for w in wants]
         for bp, answer in zip(states, body.get("breakpoints") or [], strict=False):
             if isinstance(answer, dict):
                 bp.update(answer)
         for bp in states:
             self._hint(bp, states)
+        states = sorted(states + dropped, key=lambda b: b.line)
         if states:
             self.breakpoints[path] = states
         else:

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 from livetools import Resource, ToolError
 
 from .adapters import BUILTIN, Adapter, AttachInfo, LaunchInfo, Usable, check
+from .breakpoints import Want, check_filters, unsupported
 from .session import Outcome, Session
 
 if TYPE_CHECKING:
@@ -38,7 +39,8 @@ class DebugSupervisor(Resource):
         self.launch_wait = float(run.options.get("debug_launch_wait", DEFAULT_LAUNCH_WAIT))
         self.request_timeout = float(run.options.get("debug_request_timeout", 10.0))
         self.attach_wait = min(self.wait, 3.0)  # an attached server usually just runs on
-        self.breakpoints: dict[Path, list[int]] = {}
+        self.breakpoints: dict[Path, list[Want]] = {}
+        self.filters: list[str] | None = None  # exception filters asked for; None: the default
         self.session: Session | None = None
         self._ttl_task: asyncio.Task[None] | None = None
         self._closed = False
@@ -126,7 +128,9 @@ class DebugSupervisor(Resource):
                 "`terminate` it first (one session per conversation)"
             )
 
-    async def launch(self, program: Path, args: list[str], adapter: str | None) -> Outcome:
+    async def launch(
+        self, program: Path, args: list[str], adapter: str | None, just_my_code: bool = True
+    ) -> Outcome:
         self._refuse_second()
         found = await self.choose(program, adapter)
         assert found.detection.binary is not None
@@ -143,8 +147,16 @@ class DebugSupervisor(Resource):
             sandbox=self.sandbox,
         )
         await self._replace(session)
-        info = LaunchInfo(program=program, args=args, cwd=cwd, root=self.root, sandbox=self.sandbox)
+        info = LaunchInfo(
+            program=program,
+            args=args,
+            cwd=cwd,
+            root=self.root,
+            sandbox=self.sandbox,
+            just_my_code=just_my_code,
+        )
         self._arm_ttl(session)
+        session.filters = self.filters
         await session.launch(found.detection.binary, info, dict(self.breakpoints))
         return await session.wait_first_stop(self.launch_wait)
 
@@ -170,6 +182,7 @@ class DebugSupervisor(Resource):
             host="127.0.0.1", port=port, cwd=cwd, root=self.root, sandbox=self.sandbox
         )
         self._arm_ttl(session)
+        session.filters = self.filters
         await session.attach(chosen.detection.binary, info, dict(self.breakpoints))
         return await session.wait_first_stop(self.attach_wait)
 
@@ -231,17 +244,34 @@ class DebugSupervisor(Resource):
 
     # -- breakpoints ---------------------------------------------------------------------------
 
-    async def set_breakpoints(self, path: Path, lines: list[int]) -> list[Any] | None:
-        """Remember the lines (for this and later sessions); send them now if a session lives.
-        Returns the adapter's answers, or None when they wait for the next launch."""
-        if lines:
-            self.breakpoints[path] = lines
+    async def set_breakpoints(self, path: Path, wants: list[Want]) -> list[Any] | None:
+        """Remember the breakpoints (for this and later sessions); send them now if a session
+        lives. Returns the adapter's answers, or None when they wait for the next launch."""
+        session = self.session
+        live = session is not None and session.live and session.client is not None
+        if live:
+            assert session is not None
+            unsupported(session.adapter.id, session.capabilities, wants)  # before remembering
+        if wants:
+            self.breakpoints[path] = wants
         else:
             self.breakpoints.pop(path, None)
+        if not live:
+            return None
+        assert session is not None
+        return await session.set_breakpoints(path, wants)
+
+    async def set_filters(self, filters: list[str]) -> str:
+        """The exception filters, for this and later sessions: sent now, checked against the
+        live adapter's declared names; else at the next launch."""
         session = self.session
         if session is None or not session.live or session.client is None:
-            return None
-        return await session.set_breakpoints(path, lines)
+            self.filters = filters
+            return "pending (sent at launch; the adapter's names are checked then)"
+        check_filters(session.adapter.id, session.capabilities, filters)
+        await session.call("setExceptionBreakpoints", {"filters": filters})
+        self.filters = session.filters = filters
+        return f"set on {session.adapter.id}"
 
     # -- Resource --------------------------------------------------------------------------------
 

@@ -26,6 +26,7 @@ from livetools import (
 from livetools.approvals import asks_only_if
 from livetools.files import check_regular
 
+from .breakpoints import BreakSpec, Want, declared_filters, wants_of
 from .paths import shown
 from .session import MAX_FETCH_CHILDREN, Breakpoint, Frame, Outcome, RefInfo, Session, Stop
 from .supervisor import DebugSupervisor
@@ -41,6 +42,7 @@ Op = Literal[
     "adapters",
     "status",
     "breakpoints",
+    "exceptions",
     "launch",
     "attach",
     "continue",
@@ -58,11 +60,11 @@ Op = Literal[
 ]
 
 DESCRIPTION = (
-    "Debugger over DAP (Python, C/C++/Rust, Go). One session per conversation, 30 min TTL. "
-    "breakpoints(file,lines; [] clears) works before launch. launch(program,args) runs to a "
-    "breakpoint; launch/continue/pause/step_* return at the next stop, the exit, or 'still "
-    "running'. stack gives frame ids, scopes(frame_id) and variables give references. "
-    "adapters says what is usable here."
+    "DAP debugger (Python, C/C++/Rust, Go); one session per conversation, 30 min TTL. "
+    "breakpoints(file,lines; [] clears) and exceptions(filters) work before launch. "
+    "launch(program,args) runs to a breakpoint; launch/continue/pause/step_* return at the next "
+    "stop, the exit or 'still running'. stack: frame ids; scopes/variables: refs. "
+    "adapters: what works here."
 )
 
 
@@ -71,18 +73,20 @@ class DebugArgs(BaseModel):
 
     op: Op
     file: str | None = Field(None, description="breakpoints: source file")
-    lines: list[int] | None = Field(None, description="breakpoints: 1-based lines")
-    program: str | None = Field(None, description="launch: script, binary or Go package dir")
+    lines: list[int | BreakSpec] | None = Field(
+        None, description="breakpoints: 1-based lines or {line,condition,hit_count,log_message}"
+    )
+    filters: list[str] | None = Field(None, description="exceptions: filter names")
+    just_my_code: bool | None = Field(None, description="launch: false: libraries too")
+    program: str | None = Field(None, description="launch: script, binary or Go package")
     args: list[str] | None = Field(None, description="launch: program arguments")
-    adapter: str | None = Field(None, description="launch/attach: adapter id (default: by program)")
+    adapter: str | None = Field(None, description="launch/attach: adapter id (default: by file)")
     port: int | None = Field(None, description="attach: localhost port")
     thread_id: int | None = None
     frame_id: int | None = None
-    reference: int | None = Field(None, description="variables: a ref from scopes/variables")
+    reference: int | None = Field(None, description="variables: ref from scopes/variables")
     expression: str | None = None
-    start: int | None = Field(
-        None, description="output/variables: page from here (output: <0 = tail)"
-    )
+    start: int | None = Field(None, description="output/variables: page start (output: <0 = tail)")
 
     @classmethod
     def model_json_schema(cls, *args: Any, **kwargs: Any) -> dict[str, Any]:
@@ -95,6 +99,9 @@ class DebugArgs(BaseModel):
                 prop.update(next(o for o in options if o.get("type") != "null"))
             if prop.get("default", 0) is None:
                 del prop["default"]
+        # A breakpoint object's keys are in the description: its own schema cost 230 bytes.
+        schema["properties"]["lines"]["items"] = {"type": ["integer", "object"]}
+        schema.pop("$defs", None)
         return schema
 
 
@@ -209,13 +216,13 @@ def format_breakpoints(root: Path, path: Path, states: list[Breakpoint]) -> list
     out = []
     for bp in states:
         if bp.pending:
-            text = f"{rel}:{bp.line} pending (sent at launch)"
+            text = f"{rel}:{bp.line}{bp.label} pending (sent at launch)"
         elif bp.verified and bp.resolved not in (None, bp.line):
-            text = f"{rel}:{bp.line} -> resolved to line {bp.resolved} (moved)"
+            text = f"{rel}:{bp.line}{bp.label} -> resolved to line {bp.resolved} (moved)"
         elif bp.verified:
-            text = f"{rel}:{bp.line} verified"
+            text = f"{rel}:{bp.line}{bp.label} verified"
         else:
-            text = f"{rel}:{bp.line} unverified"
+            text = f"{rel}:{bp.line}{bp.label} unverified"
             if bp.resolved not in (None, bp.line):
                 text += f" (adapter line {bp.resolved})"
         if bp.message:
@@ -350,6 +357,13 @@ async def op_status(sup: DebugSupervisor, args: DebugArgs) -> Result:
             "ttl_left": left,
         }
     lines.append("breakpoints: " + ("; ".join(bps) if bps else "none"))
+    if session is not None and session.live:
+        active = ", ".join(session.filters or []) or "none"
+        has = declared_filters(session.capabilities)
+        offered = ", ".join(f"{k} ({v})" for k, v in has.items()) or "none declared"
+        lines.append(f"exception filters: {active}; {session.adapter.id} has: {offered}")
+    elif sup.filters is not None:
+        lines.append(f"exception filters: {', '.join(sup.filters) or 'none'} (at launch)")
     sandbox = sup.describe_sandbox()
     if sandbox is not None:
         lines.append(f"sandbox: {sandbox} (the adapter and the debuggee run there)")
@@ -371,11 +385,11 @@ def _breakpoint_view(sup: DebugSupervisor) -> dict[Path, list[Breakpoint]]:
     """Adapter answers while a session lives, else the lines asked for."""
     session = sup.session
     view: dict[Path, list[Breakpoint]] = {}
-    for path, lines in sup.breakpoints.items():
+    for path, wants in sup.breakpoints.items():
         if session is not None and session.live and path in session.breakpoints:
             view[path] = session.breakpoints[path]
         else:
-            view[path] = [Breakpoint(line=n, pending=True) for n in lines]
+            view[path] = [Breakpoint(w.line, w.label(), pending=True) for w in wants]
     return view
 
 
@@ -388,24 +402,33 @@ async def op_breakpoints(sup: DebugSupervisor, args: DebugArgs) -> Result:
     path = resolve_path(sup.root, args.file, must_exist=True)
     if not path.is_file():
         raise ToolError(f"{relpath(sup.root, path)} is not a file")
-    bad = [n for n in lines if n < 1]
-    if bad:
-        raise ToolError(f"lines are 1-based; got {bad}")
-    wanted = sorted(set(lines))
+    wanted: list[Want] = wants_of(lines)
     states = await sup.set_breakpoints(path, wanted)
     rel = relpath(sup.root, path)
     if not wanted:
         return Result(f"cleared breakpoints in {rel}", data=[])
     if states is None:
         return Result(
-            f"{rel}: lines {', '.join(map(str, wanted))} pending (sent at launch; "
-            "the adapter resolves them then)",
-            data=[{"file": rel, "line": n, "verified": None} for n in wanted],
+            f"{rel}: lines {', '.join(f'{w.line}{w.label()}' for w in wanted)} pending (sent at "
+            "launch; the adapter resolves them then)",
+            data=[{"file": rel, "line": w.line, "verified": None} for w in wanted],
         )
     return Result(
         "\n".join(format_breakpoints(sup.root, path, states)),
         data=breakpoint_data(sup.root, path, states),
     )
+
+
+async def op_exceptions(sup: DebugSupervisor, args: DebugArgs) -> Result:
+    filters = _need(args.filters, "exceptions", "filters", 'names such as ["raised"]; [] = none')
+    how = await sup.set_filters(list(dict.fromkeys(filters)))
+    session = sup.live_session() if sup.session is not None and sup.session.live else None
+    shown_filters = ", ".join(filters) or "none"
+    text = f"exception filters {shown_filters}: {how}"
+    if session is not None:
+        declared = declared_filters(session.capabilities)
+        text += "; it has: " + (", ".join(f"{k} ({v})" for k, v in declared.items()) or "none")
+    return Result(text, data={"filters": filters})
 
 
 async def op_launch(sup: DebugSupervisor, args: DebugArgs) -> Result:
@@ -419,9 +442,12 @@ async def op_launch(sup: DebugSupervisor, args: DebugArgs) -> Result:
                 f"args[{i}] holds a NUL character ({cap_value(repr(arg), 80)}): a process argument "
                 "cannot contain NUL; remove it"
             )
-    outcome = await sup.launch(path, list(args.args or []), args.adapter)
+    just_mine = True if args.just_my_code is None else args.just_my_code
+    outcome = await sup.launch(path, list(args.args or []), args.adapter, just_mine)
     session = sup.live_session()
     head = [f"launched {session.target} with {session.adapter.id}{_in_sandbox(sup)}"]
+    if session.filter_note:
+        head.append(session.filter_note)
     for bp_path, states in session.breakpoints.items():
         head += format_breakpoints(sup.root, bp_path, states)
     if not session.breakpoints:
@@ -676,6 +702,7 @@ OPS: dict[str, Handler] = {
     "adapters": op_adapters,
     "status": op_status,
     "breakpoints": op_breakpoints,
+    "exceptions": op_exceptions,
     "launch": op_launch,
     "attach": op_attach,
     "continue": _resume("continue"),
