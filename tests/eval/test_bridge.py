@@ -19,6 +19,8 @@ async def test_cell_reads_a_file_through_another_tool(tmp_path: Path) -> None:
         assert result.text == "{'path': 'notes.txt'}\n['alpha', 'beta']"
         missing = await cell(run, "tool('read', path='nope.txt')")
         assert missing.is_error and "ToolError: no file nope.txt" in missing.text
+        # the traceback ends at the cell's line: no frame of the helper that raised it
+        assert "_livetools_setup" not in missing.text and "----> 1 tool(" in missing.text
         shown = await cell(run, "tool('read', {'path': 'notes.txt'})")
         assert shown.text == "alpha\nbeta", shown.text  # the tool's text, not a repr
         images = await cell(run, "p = tool('picture')\nlen(p.images), p.images[0][:4]")

@@ -38,6 +38,7 @@ async def test_r_kernel_state_rich_errors_bridge_interrupt_restart(tmp_path: Pat
         assert "ada" in frame.text and any(
             "<table" in r.get("text/html", "") for r in frame.data["rich"]
         )
+        assert "<chr>" in frame.text and "&lt;" not in frame.text, frame.text  # column types
         plot = await cell(run, "plot(1:3)", language="r")
         assert len(plot.images) == 1 and plot.images[0][:4] == b"\x89PNG"
         failed = await cell(run, "stop('boom')", language="r")
@@ -76,6 +77,7 @@ async def test_bash_kernel_state_errors_no_bridge_interrupt_restart(tmp_path: Pa
         assert "No such file or directory" in failed.text
         bridge = await cell(run, "tool read notes.txt", language="bash")
         assert "this kernel has no stdin channel" in bridge.text
+        assert bridge.text.endswith("(exit status 2)"), bridge.text  # not a bare ": 2"
         t0 = time.monotonic()
         busy = await cell(run, "sleep 120", language="bash")
         assert time.monotonic() - t0 < 60

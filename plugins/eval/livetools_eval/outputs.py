@@ -21,7 +21,11 @@ _DEFAULT_REPR = re.compile(r"^<[\w.]+ (object|at 0x)[^>]*>$")
 _BLOCK_END = re.compile(r"</(p|div|tr|h\d|li|table|thead|tbody|pre)>|<br\s*/?>", re.I)
 _CELL_END = re.compile(r"</t[dh]>", re.I)
 _TAG = re.compile(r"<[^>]+>")
-_KERNEL_FRAME = re.compile(r"^File \S*[/\\](ipykernel|IPython)[/\\]")
+# Frames inside the kernel's own machinery, and the helpers livetools defines in the kernel
+# (`tool()` raising ToolError: "Cell In[1], line 89, in _livetools_setup.<locals>.tool").
+_KERNEL_FRAME = re.compile(
+    r"^(File \S*[/\\](ipykernel|IPython)[/\\]|.*\bin _livetools_setup\.<locals>\.)"
+)
 _DROP = re.compile(r"<(script|style)\b.*?</\1>", re.I | re.S)
 
 
@@ -158,7 +162,11 @@ class Outputs:
         # Frames inside the kernel's own machinery (input() → raw_input → _input_request) say
         # nothing about the user's code.
         lines = [line for line in lines if not _KERNEL_FRAME.match(line)]
-        text = "\n".join(lines).strip() or f"{ename}: {evalue}"
+        if not lines and not ename.strip() and evalue.strip().lstrip("-").isdigit():
+            # bash_kernel's error for a failed command: no name, the exit status as the value
+            text = f"(exit status {evalue.strip()})"
+        else:
+            text = "\n".join(lines).strip() or f"{ename}: {evalue}"
         self.items.append(_Item("error", text))
 
     def _bundle(self, data: dict[str, Any]) -> _Item | None:
@@ -173,7 +181,9 @@ class Outputs:
         plain = data.get("text/plain")
         plain = strip_ansi(str(plain)) if plain is not None else None
         if "text/markdown" in data:
-            return _Item("display", str(data["text/markdown"]))
+            # Unescaped: IRkernel's markdown of a data frame escapes its column types
+            # (`mpg &lt;dbl&gt;`), which the model would read as written.
+            return _Item("display", html.unescape(str(data["text/markdown"])))
         if "text/html" in data and (plain is None or _DEFAULT_REPR.match(plain.strip())):
             return _Item("display", html_to_text(str(data["text/html"])))
         if plain is not None:
