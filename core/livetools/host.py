@@ -7,6 +7,7 @@ from collections.abc import Generator, Iterable
 from pathlib import Path
 from typing import Any
 
+from .config import load_config
 from .hooks import Plugins
 from .options import CORE, Declared, declared_by, validate
 from .ports import Ports
@@ -84,12 +85,15 @@ class Host:
     ) -> _RunOpener:
         """`run = await host.open_run(root)` or `async with host.open_run(root) as run:`.
         Bad options raise OptionError here, before anything starts."""
-        checked = self.check_options(options)
+        self.check_options(options)  # the run option's own errors first, as every face says them
         path = Path(root).resolve()
         if not path.is_dir():
             raise NotADirectoryError(f"run root {root} is not a directory")
-        run = Run(self, path, conversation_id or uuid.uuid4().hex, ports or Ports(), checked)
+        loaded = load_config(path, options, self.declared_options)
+        run = Run(self, path, conversation_id or uuid.uuid4().hex, ports or Ports(), loaded.options)
+        run.option_sources = loaded.sources
         run.problems.extend(self.declared_options.problems)  # clashing or failing declarations
+        run.problems.extend(loaded.notes)
         return _RunOpener(run)
 
 

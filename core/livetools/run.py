@@ -91,6 +91,7 @@ class Run:
         self.unavailable: dict[str, str] = {}
         self.registry = Registry()
         self.staged = EditLedger()  # edits staged for `resolve`, by any family
+        self.option_sources: dict[str, str] = {}  # dotted option -> the layer it came from
         self._locks: dict[str, asyncio.Lock] = {}
         self._listeners: list[Callable[[], object]] = []
         self._inflight: set[asyncio.Task[Any]] = set()

@@ -58,7 +58,23 @@ async def status_report(host: Host, run: Run) -> dict[str, Any]:
         "problems": run.problems,
         "unavailable": dict(run.unavailable),
         "options": describe(host.declared_options),
+        "configured": _configured(run.option_sources),
     }
+
+
+def _configured(sources: dict[str, str]) -> dict[str, str]:
+    """Where each configured option came from, by option (a section's keys grouped under the
+    section when they share a source: `lsp.servers.jdtls` rather than each of its keys)."""
+    out: dict[str, str] = {}
+    for name, label in sorted(sources.items()):
+        parts = name.split(".")
+        key = (
+            ".".join(parts[:3])
+            if parts[:2] in (["lsp", "servers"], ["debug", "adapters"])
+            else name
+        )
+        out.setdefault(key, label)
+    return out
 
 
 def _verdict(info: dict[str, Any], name: str = "") -> str:
@@ -125,5 +141,8 @@ def render_status(report: dict[str, Any]) -> str:
             f"approval: {approval['mode']} (asked {approval['asked']}, refused "
             f"{approval['refused']}; allowed for the rest of this run: {always})"
         )
+    for name, label in report.get("configured", {}).items():
+        if label != "run option":
+            lines.append(f"configured: {name} from {label}")
     lines += [f"problem: {problem}" for problem in report["problems"]]
     return "\n".join(lines)

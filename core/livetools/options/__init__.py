@@ -106,6 +106,12 @@ CORE = [
         "seconds an approval card waits for the human (else ask_expiry, else 600)",
     ),
     Option(
+        "trust_project_config",
+        Flag(),
+        True,
+        "false: the project's own files may not name programs to start (user file or run only)",
+    ),
+    Option(
         "sandbox",
         Check(_sandbox, "one of " + SANDBOX_EXAMPLES),
         None,

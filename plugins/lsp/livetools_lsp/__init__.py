@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from livetools import Tier, Tool, hookimpl
-from livetools.options import Flag, Names, Number, Option
+from livetools.options import Check, Flag, Names, Number, Option, Table
 
 from .spec import ServerSpec
 
@@ -39,14 +39,30 @@ def livetools_lsp_servers() -> list[ServerSpec]:
 
 
 def server_specs(run: Run) -> list[ServerSpec]:
-    """Every plugin's specs, earlier answers first; the first spec of an id wins."""
+    """Every plugin's specs, earlier answers first (the first spec of an id wins), then the
+    configured `lsp.servers` entries applied (configured.py)."""
+    from .configured import apply, missing
+
     answers = run.host.plugins.pm.hook.livetools_lsp_servers(run=run)
     seen: dict[str, ServerSpec] = {}
     for answer in answers:
         for spec in answer if isinstance(answer, list | tuple) else [answer]:
             if isinstance(spec, ServerSpec) and spec.id not in seen:
                 seen[spec.id] = spec
-    return list(seen.values())
+    options = run.options.get("lsp")
+    entries = (options or {}).get("servers") if isinstance(options, dict) else None
+    if not entries:
+        return list(seen.values())
+    for problem in missing(entries, set(seen)):
+        if problem not in run.problems:
+            run.problems.append(problem)
+    return apply(list(seen.values()), entries)
+
+
+def _entry(value: Any) -> Any:
+    from .configured import check_entry
+
+    return check_entry(value)
 
 
 @hookimpl
@@ -61,6 +77,12 @@ def livetools_options() -> list[Option]:
             "server ids tried first, in order (also $LIVETOOLS_LSP_SERVERS)",
         ),
         Option("lsp.disable", Names(), [], "server ids never started in this run"),
+        Option(
+            "lsp.servers",
+            Table(Check(_entry, "a table with command, extensions, root_markers, …"), key="NAME"),
+            {},
+            "language servers by configuration (docs/configuration.md)",
+        ),
         Option("lsp.request_timeout", Number(), 30.0, "seconds one request to a server may take"),
         Option("lsp.init_timeout", Number(), 45.0, "seconds a server may take to initialize"),
         Option(

@@ -22,6 +22,7 @@ from livetools.detection import find_marker, health_probe
 from livetools.sandbox import Sandbox, SandboxBroken
 from livetools.sandbox import lookup as sandbox_lookup
 
+from .known import how_to_add
 from .ledger import Ledger
 from .server import LanguageServer, ServerGone
 from .spec import ServerSpec
@@ -216,7 +217,8 @@ class Supervisor(Resource):
         rel = relpath(self.root, path)
         return ToolError(
             f"no language server handles {path.suffix or 'files without a suffix'} files "
-            f"({rel}); servers here handle: {', '.join(self._suffixes())}"
+            f"({rel}); servers here handle: {', '.join(self._suffixes())}; "
+            + how_to_add(path.suffix or ".x")
         )
 
     def _suffixes(self) -> list[str]:

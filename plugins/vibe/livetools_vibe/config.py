@@ -52,6 +52,10 @@ class VibeConfig:
 
 def load(root: Path, options: Mapping[str, Any], environ: Mapping[str, str]) -> VibeConfig:
     config = VibeConfig()
+    if options.get("trust_project_config") is False:
+        # worker commands are programs: an untrusted checkout's files may not name them
+        config.sources.append("project files ignored (trust_project_config = false)")
+        return _rest(config, options, environ)
     pyproject = root / "pyproject.toml"
     table = _toml_table(pyproject, ("tool", "livetools", "vibe"), config)
     if table is not None:
@@ -60,6 +64,11 @@ def load(root: Path, options: Mapping[str, Any], environ: Mapping[str, str]) -> 
     table = _toml_table(dotfile, ("vibe",), config)
     if table is not None:
         _apply(config, table, ".livetools.toml [vibe]")
+    return _rest(config, options, environ)
+
+
+def _rest(config: VibeConfig, options: Mapping[str, Any], environ: Mapping[str, str]) -> VibeConfig:
+    """The layers after the project's files: the environment, then the run option."""
     env_table = _env_table(environ, config)
     if env_table:
         _apply(config, env_table, "environment")

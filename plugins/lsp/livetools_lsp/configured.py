@@ -1,0 +1,136 @@
+"""Language servers defined by configuration (`[lsp.servers.NAME]` in any configuration layer):
+checked when the run opens (one error naming the key and its expected type), turned into the
+same `ServerSpec` a built-in or a plugin's server is, so marker, binary, probe, readiness,
+sandbox mapping, paging and the ledger all apply. An entry with the id of a known server changes
+only the keys it gives; `disabled = true` removes it.
+
+    [lsp.servers.jdtls]
+    command = ["jdtls"]
+    extensions = [".java"]
+    root_markers = ["pom.xml", "build.gradle"]
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping
+from typing import Any
+
+from livetools.options import Invalid
+
+from .spec import ServerSpec
+
+_LISTS = {
+    "command": "a list of strings (the argv)",
+    "extensions": 'a list of file suffixes such as [".java"]',
+    "root_markers": "a list of file names",
+    "checker": "a list of strings (the project checker's argv; {file} per file)",
+    "probe": "a list of strings (the health check's argv)",
+}
+_TABLES = {"settings", "init_options", "env", "language_ids"}
+_KEYS = (*_LISTS, *_TABLES, "disabled", "warmup")
+
+
+def check_entry(value: Any) -> dict[str, Any]:
+    """One `[lsp.servers.NAME]` table, checked (the Table's Check kind)."""
+    if not isinstance(value, Mapping):
+        raise Invalid("a table with command, extensions, root_markers, …")
+    unknown = [k for k in value if k not in _KEYS]
+    if unknown:
+        raise Invalid(f"only the keys {', '.join(_KEYS)} (not {', '.join(map(str, unknown))})")
+    for key, what in _LISTS.items():
+        item = value.get(key)
+        if item is not None and not (
+            isinstance(item, list) and item and all(isinstance(x, str) and x for x in item)
+        ):
+            raise Invalid(f"{key} as {what}")
+    for key in _TABLES:
+        if key in value and not isinstance(value[key], Mapping):
+            raise Invalid(f"{key} as a table")
+    if "disabled" in value and not isinstance(value["disabled"], bool):
+        raise Invalid("disabled as true or false")
+    if "warmup" in value and (
+        isinstance(value["warmup"], bool) or not isinstance(value["warmup"], int | float)
+    ):
+        raise Invalid("warmup as a number of seconds")
+    for suffix in value.get("extensions") or []:
+        if not suffix.startswith("."):
+            raise Invalid(f'extensions as suffixes starting with "." (not {suffix!r})')
+    return dict(value)
+
+
+def apply(specs: list[ServerSpec], entries: Mapping[str, Mapping[str, Any]]) -> list[ServerSpec]:
+    """The specs with the configured entries applied: changed in place where the id is known,
+    added before the others where new (a configured server is what the user asked for),
+    removed where disabled."""
+    by_id = {s.id: s for s in specs}
+    added: list[ServerSpec] = []
+    for name, entry in entries.items():
+        if entry.get("disabled"):
+            by_id.pop(name, None)
+            continue
+        known = by_id.get(name)
+        if known is None:
+            if "command" not in entry or "extensions" not in entry:
+                continue  # checked at run open (`missing`): never reached
+            spec = _new(name, entry)
+            added.append(spec)
+            by_id[name] = spec
+        else:
+            by_id[name] = _changed(known, entry)
+    kept = [by_id[s.id] for s in specs if s.id in by_id]
+    return added + kept
+
+
+def missing(entries: Mapping[str, Mapping[str, Any]], known: set[str]) -> list[str]:
+    """Entries for servers nobody defines that lack what a new server needs."""
+    return [
+        f"lsp.servers.{name}: a new server needs command and extensions"
+        for name, entry in entries.items()
+        if name not in known
+        and not entry.get("disabled")
+        and ("command" not in entry or "extensions" not in entry)
+    ]
+
+
+def _extensions(entry: Mapping[str, Any]) -> dict[str, str]:
+    ids = dict(entry.get("language_ids") or {})
+    return {s: str(ids.get(s, s.lstrip("."))) for s in entry["extensions"]}
+
+
+def _new(name: str, entry: Mapping[str, Any]) -> ServerSpec:
+    return ServerSpec(
+        id=name,
+        command=tuple(entry["command"]),
+        extensions=_extensions(entry),
+        markers=tuple(entry.get("root_markers") or ()),
+        probe=tuple(entry["probe"]) if entry.get("probe") else None,
+        init_options=dict(entry["init_options"]) if "init_options" in entry else None,
+        settings=dict(entry.get("settings") or {}),
+        checker=tuple(entry["checker"]) if entry.get("checker") else None,
+        env={str(k): str(v) for k, v in (entry.get("env") or {}).items()},
+        warmup=float(entry.get("warmup", 3.0)),
+    )
+
+
+def _changed(spec: ServerSpec, entry: Mapping[str, Any]) -> ServerSpec:
+    changes: dict[str, Any] = {}
+    if "command" in entry:
+        changes["command"] = tuple(entry["command"])
+    if "extensions" in entry:
+        changes["extensions"] = _extensions(entry)
+    if "root_markers" in entry:
+        changes["markers"] = tuple(entry["root_markers"])
+    if "probe" in entry:
+        changes["probe"] = tuple(entry["probe"])
+    if "checker" in entry:
+        changes["checker"] = tuple(entry["checker"])
+    if "init_options" in entry:
+        changes["init_options"] = dict(entry["init_options"])
+    if "settings" in entry:
+        changes["settings"] = {**spec.settings, **entry["settings"]}
+    if "env" in entry:
+        changes["env"] = {**spec.env, **{str(k): str(v) for k, v in entry["env"].items()}}
+    if "warmup" in entry:
+        changes["warmup"] = float(entry["warmup"])
+    return dataclasses.replace(spec, **changes)
