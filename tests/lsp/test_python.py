@@ -191,3 +191,19 @@ def test_marker_missing(tmp_path: Path) -> None:
     assert "no root marker: create pyproject.toml (or setup.cfg," in out.stdout
     assert "(basedpyright, pyright, pylsp need one)" in out.stdout
     assert out.stdout.count("pyproject.toml") == 1, out.stdout
+
+
+async def test_status_says_which_python_server_answers(project) -> None:
+    """Three Python servers are usable here: status names the one that answers .py files and
+    the ones standing by, and lsp.prefer changes which."""
+    require_binary("basedpyright-langserver", "uv sync")
+    require_binary("pylsp", "uv sync")
+    root = project("py")
+    async with lsp_run(root) as run:
+        text = (await run.call("lsp", {"action": "status"})).text
+    answering = [line for line in text.splitlines() if "answers .py" in line]
+    assert len(answering) == 1 and "basedpyright" in answering[0], text
+    assert "pylsp (root .; starts at first use); stands by" in text, text
+    async with lsp_run(root, ["pylsp"]) as run:
+        text = (await run.call("lsp", {"action": "status"})).text
+    assert "usable: pylsp (root .; starts at first use); answers .py .pyi" in text, text

@@ -585,10 +585,17 @@ async def status(sup: Supervisor) -> Result:
         )
     running = {r["server"] for r in info["running"]}
     for row in info["servers"]:
+        role = ""
+        if row.get("answers"):
+            role = f"answers {' '.join(row['answers'])}"
+        elif row.get("standby"):
+            role = "stands by (another usable server answers its files; lsp.prefer reorders)"
         if row["server"] in running:
+            if role:
+                out.append(f"{row['server']} {role}")
             continue
         if row["usable"]:
-            out.append(f"usable: {row['server']} (root {row['root']}; starts at first use)")
+            out.append(f"usable: {row['server']} (root {row['root']}; starts at first use); {role}")
         else:
             out.append(f"not usable: {row['server']}: {row['reason']}")
     for spec_id, reason in sup.crash_log():

@@ -353,15 +353,24 @@ class Supervisor(Resource):
             *(self.verdict(s, self._marker_dir(s, subprojects), listed=True) for s in self.specs)
         )
         specs = []
+        answered: set[str] = set()  # suffixes a usable spec before this one already answers
         for spec, verdict in zip(self.specs, verdicts, strict=True):
-            specs.append(
-                {
-                    "server": spec.id,
-                    "usable": verdict.reason is None,
-                    "reason": verdict.reason,
-                    "root": relpath(self.root, verdict.root) if verdict.root else None,
-                }
-            )
+            entry: dict[str, Any] = {
+                "server": spec.id,
+                "usable": verdict.reason is None,
+                "reason": verdict.reason,
+                "root": relpath(self.root, verdict.root) if verdict.root else None,
+            }
+            if verdict.reason is None:
+                # Of several usable servers for a file type, the first in preference order
+                # answers its files (lsp.prefer changes the order); the others stand by.
+                mine = sorted(set(spec.extensions) - answered)
+                if mine:
+                    entry["answers"] = mine
+                else:
+                    entry["standby"] = True
+                answered.update(spec.extensions)
+            specs.append(entry)
         usable = any(s["usable"] for s in specs) or bool(running)
         info: dict[str, Any] = {"usable": usable, "running": running, "servers": specs}
         if self.sandbox is not None:
