@@ -530,6 +530,7 @@ async def code_actions(sup: Supervisor, path: Path, args: LspArgs) -> Result:
     method = "textDocument/codeAction"
     if not server.supports("codeActionProvider", method):
         raise ToolError(f"{server.spec.id} does not support code actions")
+    first = path_uri(path) not in server.documents
     params, spot = await _position(server, path, args.line, args.symbol, rel)
     doc = server.documents[params["textDocument"]["uri"]]
     line_text = split_lines(doc.text)[spot.line]
@@ -540,7 +541,10 @@ async def code_actions(sup: Supervisor, path: Path, args: LspArgs) -> Result:
     }
     on_line = []
     try:
-        raw = await server.diagnostics(doc, WARM_DIAGNOSTICS)
+        # Quick fixes are offered for the line's diagnostics: a file just opened waits for its
+        # first ones (typescript-language-server offered no "Add import" without them).
+        bound = server.spec.first_diagnostics if first else WARM_DIAGNOSTICS
+        raw = await server.diagnostics(doc, bound)
     except ServerGone:
         raise
     except ToolError:
@@ -563,9 +567,13 @@ async def code_actions(sup: Supervisor, path: Path, args: LspArgs) -> Result:
     for action in items:
         kind = action.get("kind") or ("command" if "command" in action else "")
         mark = ", preferred" if action.get("isPreferred") else ""
-        rows.append((f"- {action.get('title')} ({kind or 'action'}{mark})", action.get("title")))
+        ident = sup.offered.add(server, action, path)
+        title = action.get("title")
+        rows.append(
+            (f"- {ident}: {title} ({kind or 'action'}{mark})", {"id": ident, "title": title})
+        )
     kept, cut = cap_items(rows, CODE_ACTIONS_CAP)
-    text = [f"{head} (listed, not applied):", *(r[0] for r in kept)]
+    text = [f"{head} (apply one: lsp_rename apply=ID):", *(r[0] for r in kept)]
     if cut:
         text.append(cut)
     return Result("\n".join(text), {"actions": [r[1] for r in kept]})

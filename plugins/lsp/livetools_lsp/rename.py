@@ -29,6 +29,7 @@ from livetools.approvals import asks_in_call, confirm
 from livetools.files import read_bytes_sync
 from livetools.files.staging import Staged
 
+from .code_actions import apply_action
 from .completeness import (
     ASK_BOUND,
     MAX_OPENED,
@@ -48,16 +49,17 @@ DIFF_LINES = 60
 
 
 class RenameArgs(BaseModel):
-    file: str = Field(description="Path from the root.")
-    line: int = Field(ge=1, description="1-based line.")
-    symbol: str = Field(description="The name on that line; name#2 = 2nd match.")
-    new_name: str = Field(min_length=1)
+    file: str | None = Field(None, description="Path from the root.")
+    line: int | None = Field(None, ge=1, description="1-based line.")
+    symbol: str | None = Field(None, description="The name on that line; name#2 = 2nd match.")
+    new_name: str | None = Field(None, min_length=1)
     preview: bool = Field(False, description="Stage only: a diff and an edit_id for resolve.")
+    apply: str | None = Field(None, description="Instead: a code action id from lsp code_actions.")
 
 
 DESCRIPTION = (
-    "Rename a symbol project-wide through the language server (line + symbol as in lsp); "
-    "all files change atomically or none."
+    "Rename a symbol project-wide through the language server (file, line, symbol as in lsp; "
+    "new_name), or apply a code action; all files change atomically or none."
 )
 
 
@@ -290,6 +292,16 @@ async def lsp_rename(ctx: CallContext, args: RenameArgs) -> Result:
     from .actions import _file_path, _position, _until_ready
 
     sup: Supervisor = ctx.resource
+    if args.apply is not None:
+        if args.new_name is not None or args.preview:
+            raise ToolError("apply takes only the action id; rename with new_name separately")
+        return await apply_action(ctx, sup, args.apply)
+    if args.file is None or args.line is None or args.symbol is None or args.new_name is None:
+        given = [k for k in ("file", "line", "symbol", "new_name") if getattr(args, k) is None]
+        raise ToolError(
+            f"a rename needs file, line, symbol and new_name (missing: {', '.join(given)}); or "
+            "pass apply with a code action id from lsp code_actions"
+        )
     if not _NAME.fullmatch(args.new_name):
         raise ToolError(
             f"new_name {args.new_name[:200]!r} is not an identifier; pass the bare new name"
@@ -328,7 +340,8 @@ async def lsp_rename(ctx: CallContext, args: RenameArgs) -> Result:
         raise ToolError(
             f'"{args.symbol}" on {rel}:{args.line} is not a name; point at the identifier to rename'
         )
-    renamed = {**params, "newName": args.new_name}
+    new_name = args.new_name
+    renamed = {**params, "newName": new_name}
 
     async def ask() -> Workspace:
         edit = await _until_ready(server, "textDocument/rename", renamed, "rename")
@@ -337,7 +350,7 @@ async def lsp_rename(ctx: CallContext, args: RenameArgs) -> Result:
                 f'{server.spec.id} returned no edits for renaming "{args.symbol}" at {rel}:'
                 f"{args.line}; nothing was changed"
             )
-        work = Workspace(sup, server, old, args.new_name)
+        work = Workspace(sup, server, old, new_name)
         work.apply_edit(edit)
         return work
 

@@ -22,6 +22,7 @@ from livetools.detection import find_marker, health_probe
 from livetools.sandbox import Sandbox, SandboxBroken
 from livetools.sandbox import lookup as sandbox_lookup
 
+from .code_actions import OfferedActions
 from .known import how_to_add
 from .ledger import Ledger
 from .server import LanguageServer, ServerGone
@@ -126,6 +127,7 @@ class Supervisor(Resource):
         self.failures: dict[tuple[str, Path], str] = {}
         self.crashes: dict[tuple[str, Path], str] = {}
         self.ledger = Ledger()
+        self.offered = OfferedActions()  # code actions listed, by id, for lsp_rename apply
         self._locks: dict[tuple[str, Path], asyncio.Lock] = {}
         self._closed = False
         self._inside: dict[str, str | None] = {}  # name -> its path inside the sandbox, or None
