@@ -58,6 +58,10 @@ def solution(root: Path) -> None:
     )
 
 
+def listing(root: Path) -> list[Path]:
+    return sorted(p.relative_to(root) for p in root.rglob("*"))
+
+
 async def tsc_build(tsc: str, root: Path) -> tuple[int | None, str]:
     proc = await asyncio.create_subprocess_exec(
         tsc, "-b", "--pretty", "false", cwd=root, stdout=asyncio.subprocess.PIPE, stderr=-2
@@ -142,3 +146,20 @@ def test_declarations_of_each_kind(tmp_path: Path) -> None:
     assert declares(tmp_path, member) == "go.work"
     assert topmost(member, tmp_path) == tmp_path
     assert topmost(loose, tmp_path) == loose
+
+
+async def test_project_check_of_a_solution_builds_every_reference(tmp_path: Path) -> None:
+    """`lsp diagnostics "*"` on a solution: `tsc --noEmit` there checks `"files": []` and says
+    clean on a broken tree; the check builds the references (`tsc -b`) in a scratch copy, so it
+    finds the error and writes nothing into the project."""
+    require_binary("typescript-language-server", "npm install -g typescript-language-server")
+    require_binary("tsc", "npm install -g typescript@6")
+    solution(tmp_path)
+    zoo = tmp_path / "zoo" / "zoo.ts"
+    zoo.write_text(zoo.read_text().replace("createDog(), createDog()", "createDog(1)"))
+    before = listing(tmp_path)
+    async with lsp_run(tmp_path, ["typescript-language-server"]) as run:
+        r = await run.call("lsp", {"action": "diagnostics", "file": "*"})
+    assert "tsc -b --pretty false" in r.text and "scratch copy" in r.text, r.text
+    assert "zoo/zoo.ts(" in r.text and "TS2554" in r.text, r.text
+    assert listing(tmp_path) == before

@@ -9,6 +9,8 @@ from __future__ import annotations
 import asyncio
 import os
 import re
+import shutil
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -26,6 +28,40 @@ if TYPE_CHECKING:
 CHECK_TIMEOUT = 90.0
 OUTPUT_CAP = 6000
 PER_FILE_LIMIT = 20
+
+
+SOLUTION_COPY_FILES = 20_000  # a larger solution is checked in place by its LSP, not copied
+
+
+def is_solution(root: Path) -> bool:
+    """A tsconfig.json with `references` and nothing of its own to check (`"files": []`)."""
+    from .workspaces import _jsonc, _read
+
+    data = _read(root / "tsconfig.json", _jsonc)
+    return (
+        isinstance(data, dict)
+        and bool(data.get("references"))
+        and data.get("files") == []
+        and not data.get("include")
+    )
+
+
+def solution_copy(root: Path) -> Path | None:
+    """The solution's files in a scratch folder (node_modules linked, not copied), or None
+    when it is too large to copy."""
+    count = 0
+    for _, dirs, names in os.walk(root):
+        dirs[:] = [d for d in dirs if d not in SKIP_DIRS and not d.startswith(".")]
+        count += len(names)
+        if count > SOLUTION_COPY_FILES:
+            return None
+    target = Path(tempfile.mkdtemp(prefix="livetools-tsb-")) / root.name
+    skip = shutil.ignore_patterns(*SKIP_DIRS, ".*", "*.tsbuildinfo")
+    shutil.copytree(root, target, ignore=skip, symlinks=True)
+    modules = root / "node_modules"
+    if modules.is_dir():
+        (target / "node_modules").symlink_to(modules)
+    return target
 
 
 def _files(root: Path, spec: ServerSpec) -> list[Path]:
@@ -149,7 +185,19 @@ async def run_checkers(sup: Supervisor) -> Result:
         if local:
             shown += f" ({relpath(sup.root, Path(local))})"
         argvs: list[tuple[str, list[str]]] = []
-        if any("{file}" in part for part in spec.checker):
+        scratch: Path | None = None
+        # (A sandboxed checker sees no host scratch folder: it checks in place, as before.)
+        if Path(spec.checker[0]).name == "tsc" and sup.sandbox is None and is_solution(root):
+            # `tsc --noEmit` on a solution checks its empty `files` and says clean; `tsc -b`
+            # checks every referenced project but writes their outputs: in a copy, not here.
+            scratch = await asyncio.to_thread(solution_copy, root)
+        if scratch is not None:
+            note = " (a solution: tsc -b in a scratch copy)"
+            shown = "tsc -b --pretty false"
+            if local:
+                shown += f" ({relpath(sup.root, Path(local))})"
+            argvs.append((where, [binary, "-b", "--pretty", "false"]))
+        elif any("{file}" in part for part in spec.checker):
             files = _files(root, spec)
             if not files:
                 continue
@@ -172,7 +220,7 @@ async def run_checkers(sup: Supervisor) -> Result:
                 outputs.append("(stopped: the project check ran out of time)")
                 break
             try:
-                code, output = await _run(argv, root, remaining, sup.sandbox)
+                code, output = await _run(argv, scratch or root, remaining, sup.sandbox)
             except ProcessStartError as exc:
                 code, output = -1, str(exc)
             if reader is None:
@@ -204,6 +252,9 @@ async def run_checkers(sup: Supervisor) -> Result:
         if paths is not None and not paths.identity and paths.inside.parent != paths.inside:
             # A checker inside prints the inside's paths.
             body = body.replace(f"{paths.to_inside(root)}/", "").replace(str(paths.inside), ".")
+        if scratch is not None:
+            body = body.replace(f"{scratch}{os.sep}", "").replace(str(scratch), ".")
+            await asyncio.to_thread(shutil.rmtree, scratch.parent, True)
         body = body.replace(f"{root}{os.sep}", "").replace(str(sup.root), ".")
         text = cap_text(body, OUTPUT_CAP, tail=4000)
         sections.append(f"$ {shown} (in {where}){note}: {verdict_text}\n" + text)
