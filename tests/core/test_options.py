@@ -52,6 +52,11 @@ DECLARED = sorted(HOST.declared_options.options.values(), key=lambda o: o.name)
 SPECIAL: dict[str, tuple[Any, Any, Any]] = {
     "sandbox": ("none", "none", True),
     "eval_gateway_kernels": ({"python": "python3"}, {"python": "python3"}, 5),
+    "debug.adapters": (
+        {"x": {"command": ["x-dap"], "launch": {"program": "${program}"}}},
+        {"x": {"command": ["x-dap"], "launch": {"program": "${program}"}}},
+        {"x": {"command": "x-dap"}},
+    ),
     "lsp.servers": (
         {"x": {"command": ["x-ls"], "extensions": [".x"]}},
         {"x": {"command": ["x-ls"], "extensions": [".x"]}},

@@ -11,7 +11,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from livetools import hookimpl
-from livetools.options import Number, Option
+from livetools.options import Check, Number, Option, Table
 
 from . import hookspecs
 
@@ -37,7 +37,19 @@ def livetools_options() -> list[Option]:
         Option(
             "debug_request_timeout", Number(), 10.0, "seconds one request to the adapter may take"
         ),
+        Option(
+            "debug.adapters",
+            Table(Check(_entry, "a table with command, extensions, launch, …"), key="NAME"),
+            {},
+            "debug adapters by configuration (docs/configuration.md)",
+        ),
     ]
+
+
+def _entry(value: Any) -> Any:
+    from .configured import check_entry
+
+    return check_entry(value)
 
 
 @hookimpl

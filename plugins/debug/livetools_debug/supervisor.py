@@ -13,6 +13,7 @@ from livetools import Resource, ToolError
 
 from .adapters import BUILTIN, Adapter, AttachInfo, LaunchInfo, Usable, check
 from .breakpoints import Want, check_filters, unsupported
+from .configured import apply as apply_configured
 from .session import Outcome, Session
 
 if TYPE_CHECKING:
@@ -82,7 +83,10 @@ class DebugSupervisor(Resource):
         for adapter in offered:
             by_id.pop(adapter.id, None)
             by_id[adapter.id] = adapter
-        return sorted(by_id.values(), key=lambda a: offered.index(a))
+        found = sorted(by_id.values(), key=lambda a: offered.index(a))
+        section = self.run.options.get("debug")
+        entries = section.get("adapters") if isinstance(section, dict) else None
+        return apply_configured(found, entries) if entries else found
 
     def adapter(self, name: str) -> Adapter:
         for adapter in self.adapters():
