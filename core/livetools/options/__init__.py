@@ -35,6 +35,7 @@ from .spec import (
     Settings,
     Table,
     Text,
+    entry_table,
 )
 from .validate import (
     BUILTIN_FAMILIES,
@@ -66,6 +67,7 @@ __all__ = [
     "Text",
     "declared_by",
     "describe",
+    "entry_table",
     "nearest",
     "validate",
 ]

@@ -220,6 +220,25 @@ class Check(Kind):
             raise Invalid(str(exc) or self.expected) from None
 
 
+def entry_table(
+    value: Any, shape: str, keys: tuple[str, ...], lists: Mapping[str, str]
+) -> dict[str, Any]:
+    """A configuration entry (`[lsp.servers.NAME]`, `[debug.adapters.NAME]`): a table of known
+    keys whose `lists` are lists of non-empty strings; Invalid names the first key that is not."""
+    if not isinstance(value, Mapping):
+        raise Invalid(shape)
+    unknown = [k for k in value if k not in keys]
+    if unknown:
+        raise Invalid(f"only the keys {', '.join(keys)} (not {', '.join(map(str, unknown))})")
+    for key, what in lists.items():
+        item = value.get(key)
+        if item is not None and not (
+            isinstance(item, list) and all(isinstance(x, str) and x for x in item)
+        ):
+            raise Invalid(f"{key} as {what}")
+    return dict(value)
+
+
 @dataclass(frozen=True)
 class Option:
     """One run option a family reads. `family` is filled in by the host from the plugin that

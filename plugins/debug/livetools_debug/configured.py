@@ -18,7 +18,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from livetools.options import Invalid
+from livetools.options import Invalid, entry_table
 
 from .adapters import Adapter, AttachInfo, LaunchInfo
 
@@ -49,17 +49,7 @@ _VARIABLE = re.compile(r"\$\{(program|program_dir|cwd|root|host|port|args)\}")
 
 
 def check_entry(value: Any) -> dict[str, Any]:
-    if not isinstance(value, Mapping):
-        raise Invalid("a table with command, extensions, launch, …")
-    unknown = [k for k in value if k not in _KEYS]
-    if unknown:
-        raise Invalid(f"only the keys {', '.join(_KEYS)} (not {', '.join(map(str, unknown))})")
-    for key, what in _LISTS.items():
-        item = value.get(key)
-        if item is not None and not (
-            isinstance(item, list) and all(isinstance(x, str) and x for x in item)
-        ):
-            raise Invalid(f"{key} as {what}")
+    value = entry_table(value, "a table with command, extensions, launch, …", _KEYS, _LISTS)
     for key in ("launch", "attach"):
         if key in value and not isinstance(value[key], Mapping):
             raise Invalid(f"{key} as a table (the DAP {key} request's arguments)")

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from livetools import CallContext, Result, StagedEdit, ToolError, relpath
+from livetools import CallContext, Result, ToolError, relpath
 from livetools.approvals import confirm
 from livetools.files import EditConflict
 
@@ -89,19 +89,9 @@ async def apply_action(ctx: CallContext, sup: Supervisor, ident: str) -> Result:
         raise ToolError(f'"{title}" carries no edit; nothing was written')
     work = Workspace(sup, server)
     work.apply_edit(edit)
-    contents: dict[str | Path, str | bytes | None] = {p: t for p, t in work.texts.items()}
-    staged = StagedEdit.stage(sup.root, contents)
-    for change in staged.changes:
-        seen = work.read.get(change.path)
-        if seen is not None and (change.original or b"").decode("utf-8", "replace") != seen:
-            raise ToolError(
-                f"{relpath(sup.root, change.path)} changed while the action was computed; nothing "
-                "was written. List the code actions again"
-            )
-    changed = [c for c in staged.changes if c.original != c.new]
-    if not changed:
+    staged = work.stage("action", "List the code actions again.")
+    if not staged.changes:
         raise ToolError(f'"{title}" changes nothing; nothing was written')
-    staged = StagedEdit(staged.root, changed)
     edited = {relpath(sup.root, p): n for p, n in work.edits.items() if n}
     await confirm(ctx, f'apply "{title}": ' + ", ".join(f"{f} ({n})" for f, n in edited.items()))
     diff = staged.diff(DIFF_LINES)

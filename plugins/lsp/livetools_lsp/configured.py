@@ -16,7 +16,7 @@ import dataclasses
 from collections.abc import Mapping
 from typing import Any
 
-from livetools.options import Invalid
+from livetools.options import Invalid, entry_table
 
 from .spec import ServerSpec
 
@@ -33,16 +33,9 @@ _KEYS = (*_LISTS, *_TABLES, "disabled", "warmup")
 
 def check_entry(value: Any) -> dict[str, Any]:
     """One `[lsp.servers.NAME]` table, checked (the Table's Check kind)."""
-    if not isinstance(value, Mapping):
-        raise Invalid("a table with command, extensions, root_markers, …")
-    unknown = [k for k in value if k not in _KEYS]
-    if unknown:
-        raise Invalid(f"only the keys {', '.join(_KEYS)} (not {', '.join(map(str, unknown))})")
+    value = entry_table(value, "a table with command, extensions, root_markers, …", _KEYS, _LISTS)
     for key, what in _LISTS.items():
-        item = value.get(key)
-        if item is not None and not (
-            isinstance(item, list) and item and all(isinstance(x, str) and x for x in item)
-        ):
+        if value.get(key) == []:
             raise Invalid(f"{key} as {what}")
     for key in _TABLES:
         if key in value and not isinstance(value[key], Mapping):

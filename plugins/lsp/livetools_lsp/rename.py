@@ -84,6 +84,20 @@ class Workspace:
         self.moves: list[str] = []
         self.moved_from: list[Path] = []
 
+    def stage(self, what: str, again: str) -> StagedEdit:
+        """The files whose bytes change, staged; refused when one changed on disk since it was
+        read (the edit was computed on the old text)."""
+        contents: dict[str | Path, str | bytes | None] = {p: t for p, t in self.texts.items()}
+        staged = StagedEdit.stage(self.root, contents)
+        for change in staged.changes:
+            seen = self.read.get(change.path)
+            if seen is not None and (change.original or b"").decode("utf-8", "replace") != seen:
+                raise ToolError(
+                    f"{relpath(self.root, change.path)} changed while the {what} was computed; "
+                    f"nothing was changed. {again}"
+                )
+        return StagedEdit(staged.root, [c for c in staged.changes if c.original != c.new])
+
     def _path(self, uri: str) -> Path:
         path = uri_path(uri)
         if path is None:
@@ -356,19 +370,9 @@ async def lsp_rename(ctx: CallContext, args: RenameArgs) -> Result:
 
     work = await ask()
     left_note = await _complete(sup, server, params, old, work, ask, (path, spot.line))
-    contents: dict[str | Path, str | bytes | None] = {p: t for p, t in work.texts.items()}
-    staged = StagedEdit.stage(sup.root, contents)
-    for change in staged.changes:
-        seen = work.read.get(change.path)
-        if seen is not None and (change.original or b"").decode("utf-8", "replace") != seen:
-            raise ToolError(
-                f"{relpath(sup.root, change.path)} changed while the rename was computed; "
-                "nothing was changed. Rename again."
-            )
-    changed = [c for c in staged.changes if c.original != c.new]
-    if not changed:
+    staged = work.stage("rename", "Rename again.")
+    if not staged.changes:
         raise ToolError(f"the rename to {args.new_name} changes nothing; nothing was written")
-    staged = StagedEdit(staged.root, changed)
     diff = staged.diff(DIFF_LINES)
     edited = {relpath(sup.root, p): n for p, n in work.edits.items() if n}
     if args.preview:
