@@ -19,6 +19,8 @@ from typing import Any, Literal
 from livetools.detection import Detection, detect
 from livetools.sandbox import Sandbox, SandboxBroken, lookup
 
+from . import rust
+
 Transport = Literal["stdio", "tcp"]
 
 
@@ -305,7 +307,11 @@ def _lldb_launch(info: LaunchInfo) -> dict[str, Any]:
         "args": info.args,
         "cwd": str(info.cwd),
         "stopOnEntry": False,
-        "initCommands": _lldb_init(built_on_host(info.program, info.sandbox)),
+        "initCommands": [
+            *_lldb_init(built_on_host(info.program, info.sandbox)),
+            # rustc's formatters: Strings, Vecs and HashMaps read like Rust
+            *rust.init_commands(info.program, info.sandbox is None or info.sandbox.paths.identity),
+        ],
     }
 
 

@@ -30,6 +30,7 @@ from livetools.procs import ProcessStartError
 from livetools.sandbox import Process, Sandbox, spawn, wire_maps
 from livetools.wire import ByteWriter, FramedReader, FramedWriter, Transform
 
+from . import rust
 from .adapters import Adapter, AttachInfo, LaunchInfo
 from .breakpoints import Want, unsupported
 from .dap import DapClient, DapClosed, DapError, wait_response
@@ -731,7 +732,7 @@ class Session:
             line = raw.get("line")
             frame = Frame(
                 id=int(raw.get("id", 0)),
-                name=str(raw.get("name", "?")),
+                name=rust.frame_name(str(raw.get("name", "?"))),  # no ::h<hash>
                 path=source.get("path") if isinstance(source.get("path"), str) else None,
                 line=line if isinstance(line, int) and line > 0 else None,
             )

@@ -1,0 +1,80 @@
+"""Rust programs under lldb: rustc's own formatters and readable function names.
+
+Without the formatters lldb shows a `String` as `alloc::string::String @ 0x…` and raw fields;
+rustc ships them in its sysroot (`lib/rustlib/etc/lldb_lookup.py` + `lldb_commands`, what
+`rust-lldb` loads), so a Rust program gets them at launch. Legacy-mangled names keep a
+`::h<16 hex>` hash and `$u7b$`-style escapes that only make frames longer."""
+
+from __future__ import annotations
+
+import functools
+import mmap
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+# Every Rust binary with debug info names its standard library's sources by rustc's commit.
+_RUST_MARK = b"/rustc/"
+_HASH = re.compile(r"::h[0-9a-f]{16}(?=$|>|\s)")
+_ESCAPES = {
+    "$SP$": "@",
+    "$BP$": "*",
+    "$RF$": "&",
+    "$LT$": "<",
+    "$GT$": ">",
+    "$LP$": "(",
+    "$RP$": ")",
+    "$C$": ",",
+}
+_UNICODE = re.compile(r"\$u([0-9a-f]{2,6})\$")
+
+
+def is_rust_binary(program: Path) -> bool:
+    """True when `program` is a Rust executable (its debug info names rustc's library)."""
+    try:
+        with program.open("rb") as f, mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as data:
+            return data.find(_RUST_MARK) >= 0
+    except (OSError, ValueError):  # unreadable, empty, not a regular file
+        return False
+
+
+@functools.cache
+def formatter_dir() -> Path | None:
+    """rustc's `lib/rustlib/etc` holding the lldb formatters, or None (no rustc, none shipped)."""
+    rustc = shutil.which("rustc")
+    if rustc is None:
+        return None
+    try:
+        done = subprocess.run(
+            [rustc, "--print", "sysroot"], capture_output=True, text=True, timeout=30
+        )
+    except (OSError, subprocess.SubprocessError):
+        return None
+    etc = Path(done.stdout.strip()) / "lib" / "rustlib" / "etc"
+    if done.returncode != 0 or not (etc / "lldb_lookup.py").is_file():
+        return None
+    return etc if (etc / "lldb_commands").is_file() else None
+
+
+def init_commands(program: Path, visible: bool = True) -> list[str]:
+    """The lldb commands that load rustc's formatters for a Rust `program` (none for other
+    programs, or when the sysroot is not `visible` to the adapter, e.g. outside its sandbox)."""
+    etc = formatter_dir()
+    if etc is None or not visible or not is_rust_binary(program):
+        return []
+    return [
+        f'command script import "{etc / "lldb_lookup.py"}"',
+        f'command source -s 1 "{etc / "lldb_commands"}"',
+    ]
+
+
+def frame_name(name: str) -> str:
+    """`demo::main::h8676246549aa33bf` → `demo::main`; `_$u7b$$u7b$closure$u7d$$u7d$` →
+    `{{closure}}`. Names without these marks come back unchanged."""
+    if "$" in name:
+        for escape, char in _ESCAPES.items():
+            name = name.replace(escape, char)
+        name = _UNICODE.sub(lambda m: chr(int(m.group(1), 16)), name).replace("..", "::")
+        name = name.replace("::_{", "::{")
+    return _HASH.sub("", name)
