@@ -27,6 +27,7 @@ _ESCAPES = {
     "$RP$": ")",
     "$C$": ",",
 }
+_SIZE = re.compile(r"^\s*size=(\d+)\s*$")
 _UNICODE = re.compile(r"\$u([0-9a-f]{2,6})\$")
 
 
@@ -78,3 +79,10 @@ def frame_name(name: str) -> str:
         name = _UNICODE.sub(lambda m: chr(int(m.group(1), 16)), name).replace("..", "::")
         name = name.replace("::_{", "::{")
     return _HASH.sub("", name)
+
+
+def size(value: object) -> int | None:
+    """N of a formatter's `size=N` summary (Vec, HashMap, slices): lldb-vscode hands out as many
+    children as asked, reading memory past the last item, so the list is cut at N."""
+    match = _SIZE.match(value) if isinstance(value, str) else None
+    return int(match.group(1)) if match else None

@@ -99,6 +99,7 @@ class Outcome:
 @dataclass
 class RefInfo:
     total: int | None = None  # indexed + named children, when the adapter said
+    size: int | None = None  # a Rust collection's `size=N`: lldb reads items past it
 
 
 class Session:

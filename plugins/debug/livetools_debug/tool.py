@@ -26,6 +26,7 @@ from livetools import (
 from livetools.approvals import asks_only_if
 from livetools.files import check_regular
 
+from . import rust
 from .breakpoints import BreakSpec, Want, declared_filters, wants_of
 from .paths import shown
 from .session import MAX_FETCH_CHILDREN, Breakpoint, Frame, Outcome, RefInfo, Session, Stop
@@ -596,6 +597,8 @@ async def op_variables(sup: DebugSupervisor, args: DebugArgs) -> Result:
     request = {"variablesReference": ref, "start": 0, "count": MAX_FETCH_CHILDREN + first}
     body = await session.call("variables", request)
     children = [v for v in body.get("variables") or [] if isinstance(v, dict)]
+    if session.refs[ref].size is not None:
+        children = children[: session.refs[ref].size]
     kept = children[first : first + CHILDREN_CAP]
     after = first + len(kept)
     known = max(total or 0, len(children))
@@ -607,7 +610,7 @@ async def op_variables(sup: DebugSupervisor, args: DebugArgs) -> Result:
     for v in kept:
         child = int(v.get("variablesReference") or 0)
         if child:
-            session.refs[child] = RefInfo(_children(v))
+            session.refs[child] = RefInfo(_children(v), rust.size(v.get("value")))
     lines = [_format_var(v) for v in kept]
     if note:
         lines.append(note)
@@ -645,7 +648,7 @@ async def op_evaluate(sup: DebugSupervisor, args: DebugArgs) -> Result:
     body = await session.call("evaluate", request)
     ref = int(body.get("variablesReference") or 0)
     if ref:
-        session.refs[ref] = RefInfo(_children(body))
+        session.refs[ref] = RefInfo(_children(body), rust.size(body.get("result")))
     value = cap_value(str(body.get("result", "")), VALUE_CAP)
     kind = body.get("type")
     text = value + (f" ({kind})" if kind else "") + (f"  [reference {ref}]" if ref else "")

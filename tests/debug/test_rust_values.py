@@ -1,0 +1,103 @@
+"""Rust under real lldb with rustc's formatters: a crate nobody here wrote (semver, from Debian's
+librust-semver-dev, its own test binary) and a small program using String, Vec and HashMap."""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+from livetools_debug.rust import formatter_dir, frame_name
+from tests.corpus import corpus_copy
+from tests.support import missing, require_binary
+
+from .conftest import line_of, require_lldb
+
+PROGRAM = """\
+use std::collections::HashMap;
+
+fn main() {
+    let greeting = String::from("héllo wörld");
+    let squares: Vec<u64> = (1..=5).map(|i| i * i).collect();
+    let mut counts: HashMap<String, u32> = HashMap::new();
+    counts.insert("a".to_string(), 1);
+    println!("{} {:?} {:?}", greeting, squares, counts); // stop here
+}
+"""
+
+
+def _cargo(root: Path, *args: str) -> None:
+    require_binary("cargo", "install a Rust toolchain (rustup) providing cargo and rustc")
+    if formatter_dir() is None:
+        missing("rustc's lldb formatters not found: `rustc --print sysroot`/lib/rustlib/etc")
+    subprocess.run(["cargo", *args, "--offline", "-q"], cwd=root, check=True, timeout=300)
+
+
+def test_frame_names_lose_hashes_and_escapes() -> None:
+    assert frame_name("demo::main::h8676246549aa33bf") == "demo::main"
+    closure = "std::rt::lang_start::_$u7b$$u7b$closure$u7d$$u7d$::h6bbeecab1065ddbd"
+    assert frame_name(closure) == "std::rt::lang_start::{{closure}}"
+    assert frame_name("main") == "main" and frame_name("ns::f<int>") == "ns::f<int>"
+
+
+async def test_strings_vecs_and_maps_read_like_rust(tmp_path: Path, open_debugger) -> None:
+    require_lldb()
+    root = tmp_path / "demo"
+    (root / "src").mkdir(parents=True)
+    (root / "Cargo.toml").write_text(
+        '[package]\nname = "demo"\nversion = "0.1.0"\nedition = "2021"\n'
+    )
+    (root / "src" / "main.rs").write_text(PROGRAM)
+    _cargo(root, "build")
+    dbg = await open_debugger(root)
+    await dbg.ok(
+        "breakpoints", file="src/main.rs", lines=[line_of(root / "src/main.rs", "stop here")]
+    )
+    launched = await dbg.ok("launch", program="target/debug/demo")
+    assert launched.data["stop"]["frame"]["name"] == "demo::main", launched.text
+    stack = await dbg.ok("stack")
+    frame = stack.data["frames"][0]["id"]
+    scopes = await dbg.ok("scopes", frame_id=frame)
+    ref = next(s["reference"] for s in scopes.data if s["name"] == "Locals")
+    found = {v["name"]: v for v in (await dbg.ok("variables", reference=ref)).data["variables"]}
+    assert found["greeting"]["value"].strip() == '"héllo wörld"', found
+    assert found["squares"]["value"].strip() == "size=5", found
+    assert found["counts"]["value"].strip() == "size=1", found
+    items = await dbg.ok("variables", reference=found["squares"]["reference"])
+    assert [v["value"] for v in items.data["variables"]] == ["1", "4", "9", "16", "25"]
+    assert (await dbg.ok("evaluate", expression="greeting")).text.strip().startswith('"héllo')
+    assert not any(re.search(r"::h[0-9a-f]{16}", f["name"]) for f in stack.data["frames"])
+    await dbg.ok("continue")
+
+
+async def test_semver_test_binary_under_lldb(tmp_path: Path, open_debugger) -> None:
+    require_lldb()
+    root = corpus_copy("semver", tmp_path)
+    root.chmod(0o755)
+    for path in root.rglob("*"):
+        path.chmod(0o755 if path.is_dir() else 0o644)
+    # The optional serde dependency cannot be resolved offline, and is not used by the tests.
+    manifest = root / "Cargo.toml"
+    manifest.write_text(re.sub(r"\n\[dependencies\.serde\][^\[]*", "\n", manifest.read_text()))
+    _cargo(root, "test", "--no-run", "--test", "test_version")
+    binary = next((root / "target/debug/deps").glob("test_version-*[!.d]"))
+    shutil.copy(binary, root / "test_version")
+    util = root / "tests/util/mod.rs"
+    dbg = await open_debugger(root)
+    await dbg.ok(
+        "breakpoints",
+        file="tests/util/mod.rs",
+        lines=[line_of(util, "Version::parse(text).unwrap()")],
+    )
+    launched = await dbg.ok(
+        "launch", program="test_version", args=["test_parse", "--test-threads=1"]
+    )
+    stop = launched.data["stop"]
+    assert stop["reason"] == "breakpoint", launched.text
+    assert stop["frame"]["name"] == "test_version::util::version", launched.text
+    stack = await dbg.ok("stack")
+    assert not any(re.search(r"::h[0-9a-f]{16}", f["name"]) for f in stack.data["frames"])
+    text = await dbg.ok("evaluate", expression="text")
+    assert text.text.strip().startswith('"'), text.text  # a &str reads as its characters
+    await dbg.ok("continue")
