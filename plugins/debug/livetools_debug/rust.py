@@ -16,6 +16,7 @@ from pathlib import Path
 
 # Every Rust binary with debug info names its standard library's sources by rustc's commit.
 _RUST_MARK = b"/rustc/"
+_OPTION_SUMMARY = Path(__file__).with_name("lldb_rust_option.py")
 _HASH = re.compile(r"::h[0-9a-f]{16}(?=$|>|\s)")
 _ESCAPES = {
     "$SP$": "@",
@@ -67,6 +68,10 @@ def init_commands(program: Path, visible: bool = True) -> list[str]:
     return [
         f'command script import "{etc / "lldb_lookup.py"}"',
         f'command source -s 1 "{etc / "lldb_commands"}"',
+        # which variant an Option is, where lldb 16 shows Some and None alike
+        f'command script import "{_OPTION_SUMMARY}"',
+        'type summary add -F lldb_rust_option.summary -x "^core::option::Option<.+>$" '
+        "--category Rust",
     ]
 
 
