@@ -22,7 +22,23 @@ fn main() {
     let squares: Vec<u64> = (1..=5).map(|i| i * i).collect();
     let mut counts: HashMap<String, u32> = HashMap::new();
     counts.insert("a".to_string(), 1);
-    println!("{} {:?} {:?}", greeting, squares, counts); // stop here
+    let item = Item { name: greeting.clone(), tags: vec!["x".to_string(), "y".to_string()] };
+    let some: Option<u32> = Some(7);
+    let none: Option<u32> = None;
+    let first: Option<&u64> = squares.first();
+    show(&item, some, none, first);
+    let total = squares.len() + counts.len(); // stop here
+    println!("{} {:?} {:?} {}", greeting, squares, counts, total);
+}
+
+struct Item {
+    name: String,
+    tags: Vec<String>,
+}
+
+fn show(item: &Item, some: Option<u32>, none: Option<u32>, first: Option<&u64>) {
+    let count = item.tags.len(); // in show
+    println!("{} {:?} {:?} {:?} {:?} {}", item.name, item.tags, some, none, first, count);
 }
 """
 
@@ -51,16 +67,26 @@ async def test_strings_vecs_and_maps_read_like_rust(tmp_path: Path, open_debugge
     (root / "src" / "main.rs").write_text(PROGRAM)
     _cargo(root, "build")
     dbg = await open_debugger(root)
-    await dbg.ok(
-        "breakpoints", file="src/main.rs", lines=[line_of(root / "src/main.rs", "stop here")]
-    )
-    launched = await dbg.ok("launch", program="target/debug/demo")
+    main_rs = root / "src/main.rs"
+    lines = [line_of(main_rs, "in show"), line_of(main_rs, "stop here")]
+    await dbg.ok("breakpoints", file="src/main.rs", lines=lines)
+    shown = await dbg.ok("launch", program="target/debug/demo")
+    assert shown.data["stop"]["frame"]["name"] == "demo::show", shown.text
+    # lldb 16 shows an Option as `{}`, Some and None alike; the variant is read from memory
+    assert (await dbg.ok("evaluate", expression="some")).text.strip().startswith("Some(7)")
+    assert (await dbg.ok("evaluate", expression="none")).text.strip().startswith("None")
+    assert (await dbg.ok("evaluate", expression="first")).text.strip().startswith("Some(0x")
+    # Rust's `.` through a reference, and a Vec's item (lldb's own parser refuses both)
+    assert (await dbg.ok("evaluate", expression="item.tags[1]")).text.strip().startswith('"y"')
+
+    launched = await dbg.ok("continue")
     assert launched.data["stop"]["frame"]["name"] == "demo::main", launched.text
     stack = await dbg.ok("stack")
     frame = stack.data["frames"][0]["id"]
     scopes = await dbg.ok("scopes", frame_id=frame)
     ref = next(s["reference"] for s in scopes.data if s["name"] == "Locals")
-    found = {v["name"]: v for v in (await dbg.ok("variables", reference=ref)).data["variables"]}
+    listed = await dbg.ok("variables", reference=ref)
+    found = {v["name"]: v for v in listed.data["variables"]}
     assert found["greeting"]["value"].strip() == '"héllo wörld"', found
     assert found["squares"]["value"].strip() == "size=5", found
     assert found["counts"]["value"].strip() == "size=1", found
@@ -68,7 +94,8 @@ async def test_strings_vecs_and_maps_read_like_rust(tmp_path: Path, open_debugge
     assert [v["value"] for v in items.data["variables"]] == ["1", "4", "9", "16", "25"]
     assert (await dbg.ok("evaluate", expression="greeting")).text.strip().startswith('"héllo')
     assert not any(re.search(r"::h[0-9a-f]{16}", f["name"]) for f in stack.data["frames"])
-    await dbg.ok("continue")
+    done = await dbg.ok("continue")
+    assert done.data["outcome"] == "exited", done.text
 
 
 async def test_semver_test_binary_under_lldb(tmp_path: Path, open_debugger) -> None:

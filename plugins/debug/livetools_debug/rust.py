@@ -13,6 +13,9 @@ import re
 import shutil
 import subprocess
 from pathlib import Path
+from typing import Any
+
+from .dap import DapError
 
 # Every Rust binary with debug info names its standard library's sources by rustc's commit.
 _RUST_MARK = b"/rustc/"
@@ -29,6 +32,7 @@ _ESCAPES = {
     "$C$": ",",
 }
 _SIZE = re.compile(r"^\s*size=(\d+)\s*$")
+_PATH = re.compile(r"^[A-Za-z_]\w*(\.\w+|\[\d+\])*$")
 _UNICODE = re.compile(r"\$u([0-9a-f]{2,6})\$")
 
 
@@ -91,3 +95,33 @@ def size(value: object) -> int | None:
     children as asked, reading memory past the last item, so the list is cut at N."""
     match = _SIZE.match(value) if isinstance(value, str) else None
     return int(match.group(1)) if match else None
+
+
+def arrow_paths(expression: str) -> list[str]:
+    """`item.tags[0]` → `item->tags[0]`, …: lldb's variable paths know a Vec's items (its
+    expression parser does not), but need `->` through a reference where Rust writes `.`.
+    Every mix of `.` and `->`, most arrows first; only for plain paths of up to three dots."""
+    if not _PATH.match(expression) or not 0 < expression.count(".") <= 3:
+        return []
+    head, *members = expression.split(".")
+    variants = []
+    for mask in range(1, 2 ** len(members)):
+        text = head
+        for i, member in enumerate(members):
+            text += ("->" if mask >> i & 1 else ".") + member
+        variants.append(text)
+    return sorted(variants, key=lambda v: -v.count("->"))
+
+
+async def evaluate_path(
+    client: Any, request: dict[str, Any], within: float
+) -> dict[str, Any] | None:
+    """The first `arrow_paths` variant of a refused expression that lldb evaluates, or None."""
+    for variant in arrow_paths(str(request.get("expression", ""))):
+        try:
+            return await client.request(
+                "evaluate", {**request, "expression": variant}, within=within
+            )
+        except DapError:
+            continue
+    return None

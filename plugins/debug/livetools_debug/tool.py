@@ -645,7 +645,16 @@ async def op_evaluate(sup: DebugSupervisor, args: DebugArgs) -> Result:
     request: dict[str, Any] = {"expression": expression, "context": context}
     if frame_id is not None:
         request["frameId"] = frame_id
-    body = await session.call("evaluate", request)
+    try:
+        body = await session.call("evaluate", request)
+    except ToolError:
+        # Rust's `item.tags[0]` through a reference: lldb takes it as `item->tags[0]`
+        found = None
+        if session.adapter.id == "lldb" and session.client is not None:
+            found = await rust.evaluate_path(session.client, request, session.request_timeout)
+        if found is None:
+            raise
+        body = found
     ref = int(body.get("variablesReference") or 0)
     if ref:
         session.refs[ref] = RefInfo(_children(body), rust.size(body.get("result")))
