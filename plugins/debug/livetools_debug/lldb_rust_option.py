@@ -20,7 +20,7 @@ _POINTER = re.compile(
 
 
 def _read(value: Any, offset: int, size: int) -> bytes | None:
-    import lldb  # only inside lldb
+    import lldb  # pyright: ignore[reportMissingImports]  # only inside lldb
 
     address = value.GetLoadAddress()
     if address == lldb.LLDB_INVALID_ADDRESS:
