@@ -10,6 +10,7 @@ import asyncio
 import os
 import re
 import shutil
+import stat
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -56,12 +57,25 @@ def solution_copy(root: Path) -> Path | None:
         if count > SOLUTION_COPY_FILES:
             return None
     target = Path(tempfile.mkdtemp(prefix="livetools-tsb-")) / root.name
-    skip = shutil.ignore_patterns(*SKIP_DIRS, ".*", "*.tsbuildinfo")
+    patterns = shutil.ignore_patterns(*SKIP_DIRS, ".*", "*.tsbuildinfo")
+
+    def skip(folder: str, names: list[str]) -> set[str]:
+        special = {n for n in names if _special(os.path.join(folder, n))}  # a FIFO would block
+        return set(patterns(folder, names)) | special
+
     shutil.copytree(root, target, ignore=skip, symlinks=True)
     modules = root / "node_modules"
     if modules.is_dir():
         (target / "node_modules").symlink_to(modules)
     return target
+
+
+def _special(path: str) -> bool:
+    try:
+        mode = os.lstat(path).st_mode
+    except OSError:
+        return True
+    return not (stat.S_ISREG(mode) or stat.S_ISDIR(mode) or stat.S_ISLNK(mode))
 
 
 def _files(root: Path, spec: ServerSpec) -> list[Path]:

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import os
 import re
+import stat
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -68,8 +69,9 @@ def outside(
             if path in touched:
                 continue
             try:
-                if path.stat().st_size > 2 << 20:
-                    continue
+                st = path.stat()
+                if not stat.S_ISREG(st.st_mode) or st.st_size > 2 << 20:
+                    continue  # a FIFO would block the search
                 data = path.read_bytes()
             except OSError:
                 continue
