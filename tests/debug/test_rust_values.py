@@ -26,6 +26,9 @@ fn main() {
     let some: Option<u32> = Some(7);
     let none: Option<u32> = None;
     let first: Option<&u64> = squares.first();
+    let named: Option<String> = Some("hi".to_string());
+    let unnamed: Option<String> = None;
+    println!("{:?} {:?}", named, unnamed);
     show(&item, some, none, first);
     let total = squares.len() + counts.len(); // stop here
     println!("{} {:?} {:?} {}", greeting, squares, counts, total);
@@ -48,6 +51,13 @@ def _cargo(root: Path, *args: str) -> None:
     if formatter_dir() is None:
         missing("rustc's lldb formatters not found: `rustc --print sysroot`/lib/rustlib/etc")
     subprocess.run(["cargo", *args, "--offline", "-q"], cwd=root, check=True, timeout=300)
+
+
+async def _locals(dbg) -> list[dict]:
+    stack = await dbg.ok("stack")
+    scopes = await dbg.ok("scopes", frame_id=stack.data["frames"][0]["id"])
+    ref = next(s["reference"] for s in scopes.data if s["name"] == "Locals")
+    return (await dbg.ok("variables", reference=ref)).data["variables"]
 
 
 def test_frame_names_lose_hashes_and_escapes() -> None:
@@ -80,13 +90,11 @@ async def test_strings_vecs_and_maps_read_like_rust(tmp_path: Path, open_debugge
     assert (await dbg.ok("evaluate", expression="item.tags[1]")).text.strip().startswith('"y"')
 
     launched = await dbg.ok("continue")
+    value = {v["name"]: v["value"].strip() for v in await _locals(dbg)}
+    assert (value["named"], value["unnamed"]) == ('Some("hi")', "None"), value
     assert launched.data["stop"]["frame"]["name"] == "demo::main", launched.text
     stack = await dbg.ok("stack")
-    frame = stack.data["frames"][0]["id"]
-    scopes = await dbg.ok("scopes", frame_id=frame)
-    ref = next(s["reference"] for s in scopes.data if s["name"] == "Locals")
-    listed = await dbg.ok("variables", reference=ref)
-    found = {v["name"]: v for v in listed.data["variables"]}
+    found = {v["name"]: v for v in await _locals(dbg)}
     assert found["greeting"]["value"].strip() == '"héllo wörld"', found
     assert found["squares"]["value"].strip() == "size=5", found
     assert found["counts"]["value"].strip() == "size=1", found

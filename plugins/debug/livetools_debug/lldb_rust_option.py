@@ -13,6 +13,19 @@ from typing import Any
 _OPTION = re.compile(r"^core::option::Option<(.+)>$")
 _INTS = {"u8": 1, "u16": 2, "u32": 4, "u64": 8, "usize": 8, "u128": 16}
 _INTS.update({"i" + name[1:]: size for name, size in _INTS.items()})
+_C_NAME = {
+    "u8": "unsigned char",
+    "u16": "unsigned short",
+    "u32": "unsigned int",
+    "u64": "unsigned long",
+    "usize": "unsigned long",
+    "i8": "char",
+    "i16": "short",
+    "i32": "int",
+    "i64": "long",
+    "isize": "long",
+}
+_C_NAMES = re.compile(r"\b(" + "|".join(_C_NAME) + r")\b")
 _FLOATS = {"f32": ("f", 4), "f64": ("d", 8)}
 _POINTER = re.compile(
     r"^(&|\*|alloc::boxed::Box<|core::ptr::non_null::NonNull<|alloc::rc::Rc<|alloc::sync::Arc<)"
@@ -63,6 +76,8 @@ def summary(value: Any, _internal: Any = None) -> str:
         return (
             "None" if code == 0x110000 else f"Some({chr(code)!r})" if code < 0x110000 else unknown
         )
+    if inner.startswith(("alloc::string::String", "alloc::vec::Vec<")):
+        return _capacity_niche(value, inner) or unknown
     if _POINTER.match(inner):
         raw = _read(value, 0, 8)
         if raw is None:
@@ -70,3 +85,38 @@ def summary(value: Any, _internal: Any = None) -> str:
         pointer = int.from_bytes(raw, "little")
         return "None" if pointer == 0 else f"Some(0x{pointer:x})"
     return unknown
+
+
+def _field_offset(kind: Any, name: str, depth: int = 0) -> int | None:
+    """Byte offset of the first field called `name`, searched down through nested fields."""
+    for i in range(kind.GetNumberOfFields()):
+        field = kind.GetFieldAtIndex(i)
+        if field.GetName() == name:
+            return field.GetOffsetInBytes()
+        if depth < 6:
+            below = _field_offset(field.GetType(), name, depth + 1)
+            if below is not None:
+                return field.GetOffsetInBytes() + below
+    return None
+
+
+def _capacity_niche(value: Any, inner: str) -> str | None:
+    """A String's or Vec's capacity is at most isize::MAX: Option's None is the capacity 2**63.
+    Some shows the payload's own summary (`Some("hi")`, `Some(size=2)`)."""
+    target = value.GetTarget()
+    kind = target.FindFirstType(inner)
+    if not kind.IsValid():  # lldb names `Vec<u64>` `Vec<unsigned long>`
+        kind = target.FindFirstType(_C_NAMES.sub(lambda m: _C_NAME[m.group(0)], inner))
+    # every Vec, and String (a Vec<u8>), keeps its capacity at the same offset
+    layout = kind if kind.IsValid() else target.FindFirstType("alloc::string::String")
+    offset = _field_offset(layout, "cap") if layout.IsValid() else None
+    raw = _read(value, offset, 8) if offset is not None else None
+    if raw is None:
+        return None
+    if int.from_bytes(raw, "little") == 1 << 63:
+        return "None"
+    if not kind.IsValid():
+        return "Some(..)"
+    payload = value.CreateValueFromAddress("payload", value.GetLoadAddress(), kind)
+    shown = payload.GetSummary() or payload.GetValue()
+    return f"Some({shown.strip()})" if shown else "Some(..)"
