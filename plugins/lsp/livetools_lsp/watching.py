@@ -77,6 +77,8 @@ class Watcher:
     regex: re.Pattern[str]
     base: Path | None  # a RelativePattern's base folder; None: match the path from the root
     kinds: int = 7  # WatchKind bits: create 1, change 2, delete 4
+    # The glob's last segment (`*.{go,mod}`), to pick the files worth a stat by name alone.
+    tail: re.Pattern[str] | None = None
 
     def wants(self, root: Path, path: Path, kind: int) -> bool:
         if not self.kinds & (1 << (kind - 1)):
@@ -105,7 +107,10 @@ def watchers_from(options: Any, uri_path: Any) -> list[Watcher]:
         if not isinstance(glob, str) or not glob:
             continue
         kind = item.get("kind")
-        out.append(Watcher(glob_regex(glob), base, kind if isinstance(kind, int) else 7))
+        last = glob.rsplit("/", 1)[-1]
+        whole = "**" in last or last.count("{") != last.count("}")  # `{a/b,c}`: no tail
+        tail = None if whole else glob_regex(last)
+        out.append(Watcher(glob_regex(glob), base, kind if isinstance(kind, int) else 7, tail))
     return out
 
 
@@ -133,9 +138,13 @@ class WatchedFiles:
         return any(w.wants(self.root, path, kind) for w in watchers)
 
     def _candidate(self, name: str) -> bool:
-        """Worth a stat: every file when globs are registered (they may name any file, such as
-        go.mod or pyrightconfig.json), else the server's own extensions."""
-        return bool(self.registered) or os.path.splitext(name)[1] in self.extensions
+        """Worth a stat: a file whose name a registered glob's last segment matches (go.mod,
+        pyrightconfig.json, `*.py`), else one of the server's own extensions. A stat of every
+        file of a large checkout at every call cost more than the answer."""
+        if not self.registered:
+            return os.path.splitext(name)[1] in self.extensions
+        tails = [w.tail for ws in self.registered.values() for w in ws]
+        return any(t is None or t.match(name) for t in tails)
 
     def walk(self) -> dict[Path, Stamp]:
         """(mtime, size) of the files under the root worth watching, bounded."""
