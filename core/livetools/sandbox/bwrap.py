@@ -79,7 +79,8 @@ class BwrapSandbox(PrefixSandbox):
 
     def host_env(self, env: Mapping[str, str] | None) -> Mapping[str, str] | None:
         """bwrap hands its own environment inside: the allow-list, HOME a private folder."""
-        return inside_env(env, home=INSIDE_HOME, passed=self.env_names)
+        inside = inside_env(env, home=INSIDE_HOME, passed=self.env_names)
+        return {**go_caches(), **inside}
 
     def describe(self) -> str:
         net = "host network" if self.network else "no network"
@@ -140,3 +141,18 @@ def _our_python_under(private: str) -> list[str]:
         if not any(path.startswith(parent + "/") for parent in kept):
             kept.append(path)
     return [a for path in kept for a in ("--ro-bind", path, path)]
+
+
+def go_caches() -> dict[str, str]:
+    """Go's build cache writable inside (under the private HOME: the host's is hidden or
+    read-only, and gopls then answers every request with "no package metadata"), and its module
+    cache the host's, shown read-only by the view, so a project's downloaded dependencies
+    resolve with no network."""
+    out = {"GOCACHE": f"{INSIDE_HOME}/.cache/go-build"}
+    mods = os.environ.get("GOMODCACHE") or ""
+    if not mods:
+        gopath = os.environ.get("GOPATH", "").split(os.pathsep)[0] or str(Path.home() / "go")
+        mods = str(Path(gopath) / "pkg" / "mod")
+    if os.path.isabs(mods) and os.path.isdir(mods):
+        out["GOMODCACHE"] = mods
+    return out

@@ -39,7 +39,7 @@ TOOLCHAINS = (
     ".deno",
     ".bun",
 )
-TOOL_VARS = ("PYENV_ROOT", "CARGO_HOME", "RUSTUP_HOME", "GOROOT", "GOPATH", "NVM_DIR")
+TOOL_VARS = ("PYENV_ROOT", "CARGO_HOME", "RUSTUP_HOME", "GOROOT", "GOPATH", "GOMODCACHE", "NVM_DIR")
 
 
 def state_folders(home: Path | None = None) -> list[Path]:
