@@ -6,8 +6,11 @@ from __future__ import annotations
 import subprocess
 from pathlib import Path
 
+import pytest
+
 from livetools import Host
 from livetools.sandbox.bwrap import INSIDE_HOME, go_caches
+from tests.lsp.conftest import lsp_run
 from tests.sandboxes import bwrap_sandbox, require_bwrap
 from tests.support import require_binary
 
@@ -40,3 +43,20 @@ async def test_gopls_answers_references_inside_bwrap(tmp_path: Path) -> None:
         asked = {"action": "references", "file": "lib.go", "line": 3, "symbol": "Decode"}
         r = await run.call("lsp", asked)
         assert not r.is_error and r.text.startswith("2 references"), r.text
+
+
+async def test_status_names_a_server_whose_requests_fail(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A gopls whose Go cache cannot be written answers every position request with an error;
+    status says so instead of "ready"."""
+    require_binary("gopls", "apt-get install gopls")
+    monkeypatch.setenv("GOCACHE", "/proc/livetools-unwritable")
+    (tmp_path / "go.mod").write_text("module example.com/w\n\ngo 1.19\n")
+    (tmp_path / "lib.go").write_text("package main\n\nfunc Decode() int { return 1 }\n")
+    async with lsp_run(tmp_path, ["gopls"]) as run:
+        asked = {"action": "references", "file": "lib.go", "line": 3, "symbol": "Decode"}
+        r = await run.call("lsp", asked)
+        assert r.is_error, r.text
+        r = await run.call("lsp", {"action": "status"})
+        assert "failing requests (last: references" in r.text, r.text

@@ -586,6 +586,8 @@ async def status(sup: Supervisor) -> Result:
         out.append(f"sandbox: {info['sandbox']}: servers and checkers run inside it")
     for row in info["running"]:
         ready = "ready" if row["ready"] else "warming up"
+        if row.get("failing"):  # it answers, but with errors: not "ready"
+            ready = f"failing requests (last: {row['failing']})"
         out.append(
             f"running: {row['server']} root={row['root']} pid={row['pid']} "
             f"up {row['uptime_s']}s, {ready if row['state'] == 'running' else row['state']}"

@@ -236,6 +236,9 @@ class LanguageServer:
         self.messages: deque[str] = deque(maxlen=_MESSAGES)
         self.started_at = time.monotonic()
         self.failure: str | None = None  # set once it crashed or hung: the next call restarts
+        # The last request it answered with an error, until one succeeds: status shows it (a
+        # gopls without a writable Go cache failed every request while status said "ready").
+        self.failing: str | None = None
         self.settings: Mapping[str, Any] = spec.settings
         self.python: PythonEnv | None = None
         self._changed = asyncio.Condition()
@@ -361,12 +364,15 @@ class LanguageServer:
         bound = bound if bound is not None else self.request_timeout
         for attempt in range(2):
             try:
-                return await self.endpoint.request(method, params, bound)
+                answer = await self.endpoint.request(method, params, bound)
+                self.failing = None
+                return answer
             except RpcError as exc:
                 if exc.code in (CONTENT_MODIFIED, REQUEST_CANCELLED) and attempt == 0:
                     continue
                 if exc.code == METHOD_NOT_FOUND:
                     raise ToolError(f"{self.spec.id} does not support {what or method}") from None
+                self.failing = f"{what or method}: {exc.message[:200]}"
                 raise ToolError(
                     f"{self.spec.id} answered {what or method} with an error: {exc.message}"
                 ) from None

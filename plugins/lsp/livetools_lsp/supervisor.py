@@ -344,6 +344,7 @@ class Supervisor(Resource):
                     "uptime_s": round(server.uptime(), 1),
                     "ready": server.busy() is None if server.alive else False,
                     "state": "running" if server.alive else f"down: {server.failure}",
+                    "failing": server.failing,
                     "version": server.server_info.get("version"),
                     "python": server.python.describe() if server.python else None,
                 }
