@@ -5,7 +5,7 @@ says what each source may hold."""
 
 from __future__ import annotations
 
-from .layers import ENV, user_file
+from .layers import ENV, project_table, user_file
 from .loader import PROGRAM_OPTIONS, TRUST, Loaded, load_config
 
-__all__ = ["ENV", "PROGRAM_OPTIONS", "TRUST", "Loaded", "load_config", "user_file"]
+__all__ = ["ENV", "PROGRAM_OPTIONS", "TRUST", "Loaded", "load_config", "project_table", "user_file"]

@@ -3,8 +3,9 @@ the project's `pyproject.toml` `[tool.livetools]`, the project's `.livetools.tom
 environment (`LIVETOOLS_OPTIONS`, a JSON object), the run option. Each layer is a nested table
 of run options under the names the families declare (`[lsp.servers.NAME]` is `lsp.servers`).
 
-`[eval]` and `[vibe]` tables in the project's files are those families' own settings (their
-readers take them as before); they are not run options, so they are left to them here.
+`[eval]` and `[vibe]` tables in the project's files are those families' own settings, not run
+options: their readers take them through `project_table`, so every project file is read (bounded,
+FIFO-safe) and reported the same way.
 """
 
 from __future__ import annotations
@@ -47,6 +48,25 @@ def _toml(path: Path, label: str) -> dict[str, Any] | None:
         raise OptionError(f"{label}: not valid TOML: {exc}") from None
     except (PathError, OSError) as exc:
         raise OptionError(f"{label}: cannot be read: {exc}") from None
+
+
+def project_table(path: Path, keys: tuple[str, ...]) -> dict[str, Any] | None:
+    """The table at `keys` of a project file (`("tool", "livetools", "vibe")` of pyproject.toml),
+    None when the file or the table is absent; OptionError naming the file (and the table when
+    it is not one) when it cannot be read."""
+    if not path.is_file():
+        return None
+    try:
+        data: Any = tomllib.loads(read_text_sync(path, limit=FILE_LIMIT))
+    except (tomllib.TOMLDecodeError, PathError, OSError) as exc:
+        raise OptionError(f"{path.name}: cannot read: {exc}") from None
+    for key in keys:
+        if not isinstance(data, dict) or key not in data:
+            return None
+        data = data[key]
+    if not isinstance(data, dict):
+        raise OptionError(f"{path.name} [{'.'.join(keys)}]: expected a table")
+    return data
 
 
 def _options_only(table: Mapping[str, Any]) -> dict[str, Any]:

@@ -11,14 +11,14 @@ with a message naming the setting. Cheap: no network, no tornado."""
 from __future__ import annotations
 
 import json
-import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from livetools.files import PathError, read_text_sync
+from livetools.config import project_table
+from livetools.options import OptionError
 
 from .hookspecs import KernelSpec
 
@@ -142,17 +142,12 @@ def _kernels(value: Any) -> dict[str, str] | None:
 
 
 def _toml_table(path: Path, keys: tuple[str, ...], settings: GatewaySettings) -> dict[str, Any]:
-    if not path.is_file():
+    try:  # the parent table: `eval = false` (a run option, not a table) is not this file's error
+        parent = project_table(path, keys[:-1])
+    except OptionError as exc:
+        settings.problems.append(str(exc))
         return {}
-    try:
-        data: Any = tomllib.loads(read_text_sync(path, limit=1 << 20))  # FIFO-safe
-    except (OSError, PathError, tomllib.TOMLDecodeError) as exc:
-        settings.problems.append(f"{path.name}: cannot read: {exc}")
-        return {}
-    for key in keys:
-        if not isinstance(data, dict) or key not in data:
-            return {}
-        data = data[key]
+    data = (parent or {}).get(keys[-1])
     if not isinstance(data, dict):
         return {}
     return {k: v for k, v in data.items() if k.startswith("gateway")}

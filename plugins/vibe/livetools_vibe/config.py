@@ -12,13 +12,13 @@ from __future__ import annotations
 
 import json
 import shlex
-import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from livetools.files import PathError, read_text_sync
+from livetools.config import project_table
+from livetools.options import OptionError
 
 TIERS = ("fast", "good")
 ENV_PREFIX = "LIVETOOLS_VIBE_"
@@ -82,22 +82,11 @@ def _rest(config: VibeConfig, options: Mapping[str, Any], environ: Mapping[str, 
 
 
 def _toml_table(path: Path, keys: tuple[str, ...], config: VibeConfig) -> dict[str, Any] | None:
-    if not path.is_file():
+    try:  # FIFO-safe: a pipe named pyproject.toml must not block run start
+        return project_table(path, keys)
+    except OptionError as exc:
+        config.problems.append(str(exc))
         return None
-    try:
-        # FIFO-safe: a pipe named pyproject.toml must not block run start
-        data: Any = tomllib.loads(read_text_sync(path, limit=1 << 20))
-    except (OSError, PathError, tomllib.TOMLDecodeError) as exc:
-        config.problems.append(f"{path.name}: cannot read: {exc}")
-        return None
-    for key in keys:
-        if not isinstance(data, dict) or key not in data:
-            return None
-        data = data[key]
-    if not isinstance(data, dict):
-        config.problems.append(f"{path.name} [{'.'.join(keys)}]: expected a table")
-        return None
-    return data
 
 
 def _env_table(environ: Mapping[str, str], config: VibeConfig) -> dict[str, Any]:
