@@ -125,14 +125,17 @@ async def test_no_server_for_a_suffix_says_how_to_add_one(home: Path, root: Path
     assert '[lsp.servers.jdtls] command = ["jdtls"], extensions = [".java"]' in r.text
 
 
-async def test_the_lsp_schema_does_not_grow_with_servers(home: Path, root: Path) -> None:
+async def test_the_schemas_do_not_grow_with_servers_or_adapters(home: Path, root: Path) -> None:
     def size(run) -> int:
         return len(json.dumps(run.schemas("agent", format="mcp"), separators=(",", ":")))
 
     async with Host().open_run(root) as run:
         before = size(run)
     servers = "".join(
-        f"[lsp.servers.s{i}]\ncommand = ['s{i}']\nextensions = ['.e{i}']\n" for i in range(30)
+        f"[lsp.servers.s{i}]\ncommand = ['s{i}']\nextensions = ['.e{i}']\n"
+        f"[debug.adapters.a{i}]\ncommand = ['a{i}']\nextensions = ['.e{i}']\n"
+        f"[debug.adapters.a{i}.launch]\nprogram = '${{program}}'\n"
+        for i in range(30)
     )
     put(root / ".livetools.toml", servers)
     async with Host().open_run(root) as run:
