@@ -62,10 +62,9 @@ Op = Literal[
 
 DESCRIPTION = (
     "DAP debugger (Python, C/C++/Rust, Go); one session per conversation, 30 min TTL. "
-    "breakpoints(file,lines; [] clears) and exceptions(filters) work before launch. "
-    "launch(program,args) runs to a breakpoint; launch/continue/pause/step_* return at the next "
-    "stop, the exit or 'still running'. stack: frame ids; scopes/variables: refs. "
-    "adapters: what works here."
+    "breakpoints(file,lines; [] clears), exceptions(filters) work before launch. "
+    "launch/continue/pause/step_* return at the next stop, the exit or 'still running'. "
+    "stack: frame ids; scopes/variables: refs. adapters: what works here."
 )
 
 
@@ -81,13 +80,13 @@ class DebugArgs(BaseModel):
     just_my_code: bool | None = Field(None, description="launch: false: libraries too")
     program: str | None = Field(None, description="launch: script, binary or Go package")
     args: list[str] | None = Field(None, description="launch: program arguments")
-    adapter: str | None = Field(None, description="launch/attach: adapter id (default: by file)")
+    adapter: str | None = Field(None, description="launch/attach: adapter id")
     port: int | None = Field(None, description="attach: localhost port")
     thread_id: int | None = None
     frame_id: int | None = None
     reference: int | None = Field(None, description="variables: ref from scopes/variables")
     expression: str | None = None
-    start: int | None = Field(None, description="output/variables: page start (output: <0 = tail)")
+    start: int | None = Field(None, description="page start (output: <0 = tail)")
 
     @classmethod
     def model_json_schema(cls, *args: Any, **kwargs: Any) -> dict[str, Any]:
