@@ -49,8 +49,8 @@ DIFF_LINES = 60
 
 
 class RenameArgs(BaseModel):
-    file: str | None = Field(None, description="Path from the root.")
-    line: int | None = Field(None, ge=1, description="1-based line.")
+    file: str | None = None
+    line: int | None = Field(None, ge=1)
     symbol: str | None = Field(None, description="The name on that line; name#2 = 2nd match.")
     new_name: str | None = Field(None, min_length=1)
     preview: bool = Field(False, description="Stage only: a diff and an edit_id for resolve.")
@@ -58,8 +58,8 @@ class RenameArgs(BaseModel):
 
 
 DESCRIPTION = (
-    "Rename a symbol project-wide through the language server (file, line, symbol as in lsp; "
-    "new_name), or apply a code action; all files change atomically or none."
+    "Rename a symbol project-wide (file, line, symbol as in lsp; new_name), or apply a code "
+    "action; all files change atomically or none."
 )
 
 
