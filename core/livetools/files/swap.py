@@ -23,6 +23,7 @@ import ctypes.util
 import errno
 import os
 import secrets
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -107,11 +108,23 @@ def holds(path: Path, expected: bytes | None, seen: Seen | None = None) -> bool:
         return False
 
 
+def _just_written(path: Path) -> bool:
+    """An empty file written within the timestamp granularity: most likely a save in place
+    caught between its truncate and its write (whose write would then land in the file we
+    displace, and be lost). Refused as changed; staging again a moment later sees the save.
+    Under load, 1 save in ~160 was lost that way in tests/core/test_edits_race.py."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return False
+    return max(st.st_mtime_ns, st.st_ctime_ns) >= time.time_ns() - RACY_NS
+
+
 def swap_in(temp: str, path: Path, expected: bytes | None, seen: Seen | None = None) -> None:
     """Move `temp` to `path` if `path` still holds `expected`; raise Moved otherwise (temp is
     then removed and `path` holds whatever the other writer saved)."""
     try:
-        if not holds(path, expected, seen):
+        if not holds(path, expected, seen) or (expected == b"" and _just_written(path)):
             raise Moved(path)
         if expected is None:
             if not _renameat2(temp, str(path), RENAME_NOREPLACE):
