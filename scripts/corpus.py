@@ -1,11 +1,11 @@
 """Fetch the real-world corpus: pinned projects from the package registries, for tests to check
 tools against oracles on code nobody here wrote.
 
-Projects are listed in scripts/corpus.toml. Each is fetched with the registry's ordinary client
-(pip for sdists, npm for package tarballs, apt-get for Debian packages and Debian source
-packages), unpacked into a cache
-outside the repository, and marked complete by a stamp file written last, so an interrupted fetch
-is redone and a complete one is never fetched twice.
+Projects are listed in scripts/corpus.toml and scripts/corpus.d/*.toml (a file per group of tests,
+so adding a group touches no shared list). Each is fetched with the registry's ordinary client (pip
+for sdists, npm for package tarballs, apt-get for Debian packages and Debian source packages),
+unpacked into a cache outside the repository, and marked complete by a stamp file written last,
+so an interrupted fetch is redone and a complete one is never fetched twice.
 
     uv run python scripts/corpus.py fetch [--family lsp] [NAME ...]
     uv run python scripts/corpus.py list
@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 MANIFEST = Path(__file__).with_name("corpus.toml")
+MANIFESTS = Path(__file__).with_name("corpus.d")
 STAMP_SUFFIX = ".stamp.json"
 
 
@@ -40,11 +41,13 @@ def cache_dir() -> Path:
 
 
 def load_manifest() -> list[dict[str, Any]]:
-    with MANIFEST.open("rb") as f:
-        projects = tomllib.load(f)["project"]
+    projects: list[dict[str, Any]] = []
+    for path in [MANIFEST, *sorted(MANIFESTS.glob("*.toml"))]:
+        with path.open("rb") as f:
+            projects += tomllib.load(f).get("project", [])
     names = [p["name"] for p in projects]
     if len(names) != len(set(names)):
-        raise SystemExit(f"corpus.toml: duplicate project names in {names}")
+        raise SystemExit(f"corpus manifests: duplicate project names in {names}")
     return projects
 
 

@@ -30,3 +30,10 @@ if [ ! -x "$ts7/node_modules/.bin/tsc" ]; then
     mkdir -p "$ts7"
     npm install --prefix "$ts7" --no-fund --no-audit --no-save typescript@7.0.2
 fi
+
+# The breadth servers, a script per group (plugins/lsp/deps/).
+for script in "$(dirname "$0")"/deps/*.sh; do
+    [ -f "$script" ] || continue
+    echo "== $script"
+    bash "$script"
+done

@@ -136,7 +136,7 @@ async def test_tsgo_usable_with_typescript_7() -> None:
     if not (Path(folder) / "tsc").exists():
         missing(f"TypeScript 7's tsc not in {folder}: run plugins/lsp/test-deps.sh")
     from livetools.detection import health_probe
-    from livetools_lsp.builtin import BUILTIN
+    from livetools_lsp.servers import BUILTIN
 
     spec = next(s for s in BUILTIN if s.id == "tsgo")
     result = await health_probe(str(Path(folder) / "tsc"), spec.probe_argv[1:])

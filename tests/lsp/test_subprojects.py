@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from livetools_lsp import subprojects as subprojects_module
-from livetools_lsp.builtin import BUILTIN
+from livetools_lsp.servers import BUILTIN
 from livetools_lsp.subprojects import SKIP_DIRS, Subprojects
 from tests.corpus import corpus_project, realworld
 

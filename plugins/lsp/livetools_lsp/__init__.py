@@ -33,7 +33,7 @@ def livetools_addhooks(pluginmanager: pluggy.PluginManager) -> None:
 
 @hookimpl(trylast=True)
 def livetools_lsp_servers() -> list[ServerSpec]:
-    from .builtin import BUILTIN
+    from .servers import BUILTIN
 
     return list(BUILTIN)
 

@@ -31,7 +31,9 @@ class ServerSpec:
     loaded (pyright-family: "Found N source files"; answers before it miss files).
     `symbol_limit`: the server returns at most this many workspace symbols (gopls 100), so a
     full page means it cut. `python_env`: a pyright-family server: the project's interpreter is
-    pushed and the project's own pyright config wins over `settings` (see pyenv.py)."""
+    pushed and the project's own pyright config wins over `settings` (see pyenv.py).
+    `linter`: the server only reports diagnostics (ruff, biome, eslint): it never answers
+    navigation, and runs beside the server that does, its diagnostics labelled with its id."""
 
     id: str
     command: tuple[str, ...]
@@ -52,6 +54,7 @@ class ServerSpec:
     python_env: bool = False
     ready_log: str | None = None
     symbol_limit: int | None = None
+    linter: bool = False
 
     @property
     def probe_argv(self) -> tuple[str, ...]:
