@@ -105,7 +105,8 @@ def kernel_specs(run: Any) -> tuple[dict[str, KernelSpec], dict[str, str]]:
         return specs, {}
     from .installed import installed_kernels
 
-    found, skipped = installed_kernels(run.root, set(specs))
+    trusted = run.options.get("trust_project_config") is not False
+    found, skipped = installed_kernels(run.root, set(specs), trusted)
     specs.update((spec.language, spec) for spec in found)
     return specs, skipped
 

@@ -62,11 +62,14 @@ class GatewaySettings:
 
 def load(root: Path, options: Mapping[str, Any], environ: Mapping[str, str]) -> GatewaySettings:
     settings = GatewaySettings()
+    # Untrusted, the project's files may not name a gateway: its kernels could call this run's
+    # tools through the bridge (write files, start workers) as a program started here could.
+    trusted = options.get("trust_project_config") is not False
     table = _toml_table(root / "pyproject.toml", ("tool", "livetools", "eval"), settings)
-    if table:
+    if table and trusted:
         _apply(settings, table, "gateway", "pyproject.toml [tool.livetools.eval]")
     table = _toml_table(root / ".livetools.toml", ("eval",), settings)
-    if table:
+    if table and trusted:
         _apply(settings, table, "gateway", ".livetools.toml [eval]")
     env = {
         key: environ[name]

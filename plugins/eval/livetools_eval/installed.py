@@ -21,6 +21,7 @@ from livetools.files import read_text_sync
 from .hookspecs import KernelSpec, KernelUnavailable
 
 MAX_INSTALLED = 8  # each one is a word of the tool's schema
+UNTRUSTED = "the project's own kernelspec, not started (trust_project_config = false)"
 
 
 def kernel_dirs(root: Path) -> list[Path]:
@@ -34,12 +35,16 @@ def kernel_dirs(root: Path) -> list[Path]:
     return list(dict.fromkeys(dirs))
 
 
-def installed_kernels(root: Path, taken: set[str]) -> tuple[list[KernelSpec], dict[str, str]]:
+def installed_kernels(
+    root: Path, taken: set[str], trusted: bool = True
+) -> tuple[list[KernelSpec], dict[str, str]]:
     """Specs for the kernelspecs found (keyed by language, else by kernelspec name when the
-    language is taken), and name → why for those left out."""
+    language is taken), and name → why for those left out. Untrusted (`trust_project_config =
+    false`): a kernelspec inside the root is the checkout's own command, and is left out."""
     specs: list[KernelSpec] = []
     skipped: dict[str, str] = {}
     seen: set[str] = set()
+    inside = root.resolve()
     for folder in kernel_dirs(root):
         if not folder.is_dir():
             continue
@@ -48,6 +53,9 @@ def installed_kernels(root: Path, taken: set[str]) -> tuple[list[KernelSpec], di
             if name in seen or not (entry / "kernel.json").is_file():
                 continue
             seen.add(name)
+            if not trusted and entry.resolve().is_relative_to(inside):
+                skipped[name] = f"{UNTRUSTED} ({entry.relative_to(root)})"
+                continue
             why = _why_not(entry, root)
             if isinstance(why, str):
                 skipped[name] = why
