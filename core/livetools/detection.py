@@ -11,6 +11,7 @@ import contextlib
 import json
 import os
 import shutil
+import stat
 import tempfile
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
@@ -40,10 +41,33 @@ class Detection:
     version: str | None
 
 
+_MARKER_READ = 256 * 1024  # bytes of a file read to look for a "NAME:TEXT" marker's text
+
+
 def _has_marker(directory: Path, marker: str) -> bool:
+    """`marker` is a name, a glob, or `NAME:TEXT`: the file NAME holds TEXT (a linter runs where
+    the project configures it: `pyproject.toml:[tool.ruff`)."""
+    name, _, text = marker.partition(":")
+    if text:
+        return _holds(directory / name, text)
     if any(c in marker for c in "*?["):
         return next(directory.glob(marker), None) is not None
     return (directory / marker).exists()
+
+
+def _holds(path: Path, text: str) -> bool:
+    """Non-blocking open, then a regular-file check on what was opened (a FIFO never blocks)."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    except OSError:
+        return False
+    with os.fdopen(fd, "rb") as f:
+        try:
+            if not stat.S_ISREG(os.fstat(fd).st_mode):
+                return False
+            return text.encode() in f.read(_MARKER_READ)
+        except OSError:
+            return False
 
 
 def find_marker(

@@ -321,46 +321,79 @@ def _empty(server: LanguageServer, what: str, notes: list[str], head: str = "") 
 
 
 async def diagnostics(sup: Supervisor, path: Path) -> Result:
+    """The navigating server's diagnostics and every linter's beside it (ruff beside
+    basedpyright), each item labelled with its server when there are several."""
     rel = relpath(sup.root, path)
-    server = await sup.server_for(path)
+    servers: list[LanguageServer] = []
+    notes: list[str] = []
+    if sup.candidates(path) or not sup.linter_specs(path):
+        try:
+            servers.append(await sup.server_for(path))
+        except ToolError as exc:
+            if not sup.linter_specs(path):
+                raise
+            notes.append(str(exc))
+    linters, problems = await sup.linters_for(path)
+    servers += linters
+    notes += [f"not linted: {p}" for p in problems]
+    if not servers:
+        raise ToolError(f"no server checks {rel}: " + "; ".join(notes))
+    answers = await asyncio.gather(*(_published(sup, s, path) for s in servers))
+    items: list[tuple[str, Any]] = []
+    counted: list[str] = []
+    doc_text = ""
+    for server, (doc, raw, bound) in zip(servers, answers, strict=True):
+        doc_text = doc.text
+        source = server.spec.id
+        if raw is None:
+            busy = server.busy()
+            notes.append(
+                f"diagnostics not ready for {rel}: {source} sent none within {bound:g}s"
+                + (f" ({busy})" if busy else "")
+                + "; try again"
+            )
+            continue
+        sup.ledger.seed(path, significant(raw, server.spec.linter), source)
+        mine = [to_item(d) for d in raw if int(d.get("severity") or 1) <= 3]
+        items += [(source, i) for i in mine]
+        counts = {v: sum(1 for i in mine if i.severity == v) for v in SEVERITY.values()}
+        summary = ", ".join(f"{n} {v}{'s' if n > 1 else ''}" for v, n in counts.items() if n)
+        counted.append(f"{summary or 'no diagnostics'} ({source})")
+    if not counted:
+        return Result("\n".join(notes), {"ready": False})
+    tail = [f"note: {n}" for n in notes]
+    if not items:
+        names = ", ".join(c.removeprefix("no diagnostics (")[:-1] for c in counted)
+        text = "\n".join([f"{rel}: no diagnostics ({names})", *tail])
+        return Result(text, {"diagnostics": []})
+    items.sort(key=lambda pair: (pair[1].line, pair[1].severity))
+    labelled = len({source for source, _ in items}) > 1
+    lines = Lines(sup.root, {path_uri(path): doc_text})
+    shown, cut = cap_items(items, DIAGNOSTICS_CAP)
+    out = [f"{rel}: {'; '.join(counted)}"]
+    data = []
+    for source, item in shown:
+        code = f" [{item.code}]" if item.code else ""
+        whose = f" ({source})" if labelled else ""
+        out.append(f"{item.line}: {item.severity}{code}{whose}: {item.message}")
+        quoted = lines.text(path, item.line - 1)
+        if quoted:
+            out.append(f"    {quoted}")
+        entry = {"line": item.line, "severity": item.severity, "code": item.code}
+        data.append(entry | {"message": item.message, "source": source})
+    if cut:
+        out.append(cut)
+    return Result("\n".join(out + tail), {"diagnostics": data})
+
+
+async def _published(
+    sup: Supervisor, server: LanguageServer, path: Path
+) -> tuple[Any, list[dict[str, Any]] | None, float]:
     first = path_uri(path) not in server.documents
     await server.refresh()
     doc, _ = await server.sync(path)
     bound = server.spec.first_diagnostics if first else max(WARM_DIAGNOSTICS, 5.0)
-    raw = await server.diagnostics(doc, bound)
-    if raw is None:
-        busy = server.busy()
-        return Result(
-            f"diagnostics not ready for {rel}: {server.spec.id} sent none within {bound:g}s"
-            + (f" ({busy})" if busy else "")
-            + "; try again",
-            {"ready": False},
-        )
-    sup.ledger.seed(path, significant(raw))
-    items = sorted(
-        (to_item(d) for d in raw if int(d.get("severity") or 1) <= 3),
-        key=lambda i: (i.line, i.severity),
-    )
-    if not items:
-        return Result(f"{rel}: no diagnostics ({server.spec.id})", {"diagnostics": []})
-    lines = Lines(sup.root, {doc.uri: doc.text})
-    shown, cut = cap_items(items, DIAGNOSTICS_CAP)
-    counts = {s: sum(1 for i in items if i.severity == s) for s in SEVERITY.values()}
-    summary = ", ".join(f"{n} {s}{'s' if n > 1 else ''}" for s, n in counts.items() if n)
-    out = [f"{rel}: {summary} ({server.spec.id})"]
-    for item in shown:
-        code = f" [{item.code}]" if item.code else ""
-        out.append(f"{item.line}: {item.severity}{code}: {item.message}")
-        quoted = lines.text(path, item.line - 1)
-        if quoted:
-            out.append(f"    {quoted}")
-    if cut:
-        out.append(cut)
-    data = [
-        {"line": i.line, "severity": i.severity, "code": i.code, "message": i.message}
-        for i in shown
-    ]
-    return Result("\n".join(out), {"diagnostics": data})
+    return doc, await server.diagnostics(doc, bound), bound
 
 
 async def symbols(sup: Supervisor, args: LspArgs) -> Result:
@@ -600,6 +633,8 @@ async def status(sup: Supervisor) -> Result:
             role = f"answers {' '.join(row['answers'])}"
         elif row.get("standby"):
             role = "stands by (another usable server answers its files; lsp.prefer reorders)"
+        elif row.get("lints"):
+            role = f"lints {' '.join(row['lints'])} (diagnostics only, beside the one answering)"
         if row["server"] in running:
             if role:
                 out.append(f"{row['server']} {role}")

@@ -177,7 +177,8 @@ async def run_checkers(sup: Supervisor) -> Result:
     loop = asyncio.get_running_loop()
     deadline = loop.time() + CHECK_TIMEOUT
     for spec in sup.specs:
-        if spec.checker is None or covered.intersection(spec.extensions):
+        # A linter's checker runs beside its language's (ruff check beside basedpyright).
+        if spec.checker is None or (not spec.linter and covered.intersection(spec.extensions)):
             continue
         start = sup._marker_dir(spec)
         verdict = await sup.verdict(spec, start)
@@ -188,7 +189,8 @@ async def run_checkers(sup: Supervisor) -> Result:
         binary = local or await sup.binary(spec.checker[0], verdict.binary)
         if binary is None:
             continue
-        covered.update(spec.extensions)
+        if not spec.linter:
+            covered.update(spec.extensions)
         where = relpath(sup.root, root)
         shown = " ".join(spec.checker)
         if spec.checker_requires and not any((root / n).exists() for n in spec.checker_requires):

@@ -8,6 +8,9 @@ only the keys it gives; `disabled = true` removes it.
     command = ["jdtls"]
     extensions = [".java"]
     root_markers = ["pom.xml", "build.gradle"]
+
+`linter = true` makes a server diagnostics-only, run beside the one that answers navigation;
+a root marker `NAME:TEXT` (`pyproject.toml:[tool.ruff`) matches a file NAME that holds TEXT.
 """
 
 from __future__ import annotations
@@ -28,7 +31,8 @@ _LISTS = {
     "probe": "a list of strings (the health check's argv)",
 }
 _TABLES = {"settings", "init_options", "env", "language_ids"}
-_KEYS = (*_LISTS, *_TABLES, "disabled", "warmup")
+_FLAGS = {"disabled", "linter"}
+_KEYS = (*_LISTS, *_TABLES, *_FLAGS, "warmup")
 
 
 def check_entry(value: Any) -> dict[str, Any]:
@@ -40,8 +44,9 @@ def check_entry(value: Any) -> dict[str, Any]:
     for key in _TABLES:
         if key in value and not isinstance(value[key], Mapping):
             raise Invalid(f"{key} as a table")
-    if "disabled" in value and not isinstance(value["disabled"], bool):
-        raise Invalid("disabled as true or false")
+    for flag in _FLAGS:
+        if flag in value and not isinstance(value[flag], bool):
+            raise Invalid(f"{flag} as true or false")
     if "warmup" in value and (
         isinstance(value["warmup"], bool) or not isinstance(value["warmup"], int | float)
     ):
@@ -103,6 +108,7 @@ def _new(name: str, entry: Mapping[str, Any]) -> ServerSpec:
         checker=tuple(entry["checker"]) if entry.get("checker") else None,
         env={str(k): str(v) for k, v in (entry.get("env") or {}).items()},
         warmup=float(entry.get("warmup", 3.0)),
+        linter=bool(entry.get("linter", False)),
     )
 
 
@@ -126,4 +132,6 @@ def _changed(spec: ServerSpec, entry: Mapping[str, Any]) -> ServerSpec:
         changes["env"] = {**spec.env, **{str(k): str(v) for k, v in entry["env"].items()}}
     if "warmup" in entry:
         changes["warmup"] = float(entry["warmup"])
+    if "linter" in entry:
+        changes["linter"] = bool(entry["linter"])
     return dataclasses.replace(spec, **changes)

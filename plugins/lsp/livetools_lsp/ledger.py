@@ -1,9 +1,10 @@
 """The per-run diagnostics ledger: what the run already knows about each file.
 
-Keyed by (severity, code, message) per file — position deliberately left out, so a diagnostic that
-merely moved because lines were inserted above it is not news — and counted, so a second identical
-error is. Only errors and warnings are kept; hints and "unnecessary"/"deprecated"-tagged items
-are noise for an agent.
+Keyed by (severity, code, message) per file and source (the server that reported it: a linter's
+F401 and a type checker's error are separate accounts). Position is deliberately left out, so a
+diagnostic that merely moved because lines were inserted above it is not news; counted, so a
+second identical error is. Only errors and warnings are kept; hints and "unnecessary" or
+"deprecated"-tagged items are noise for an agent.
 """
 
 from __future__ import annotations
@@ -49,23 +50,24 @@ def to_item(raw: dict[str, Any]) -> Item:
     )
 
 
-def significant(raw: list[dict[str, Any]]) -> list[Item]:
-    """Errors and warnings, without items tagged unnecessary (faded-out code), by line."""
+def significant(raw: list[dict[str, Any]], linter: bool = False) -> list[Item]:
+    """Errors and warnings, without items tagged unnecessary (faded-out code), by line. A
+    linter's tagged item is its finding (ruff tags F401, the unused import), so it is kept."""
     items = []
     for diag in raw:
         if int(diag.get("severity") or 1) > 2:
             continue
-        if _UNNECESSARY in (diag.get("tags") or []):
+        if not linter and _UNNECESSARY in (diag.get("tags") or []):
             continue
         items.append(to_item(diag))
     return sorted(items, key=lambda i: (i.line, i.severity, i.message))
 
 
 class Ledger:
-    """Per file, the counts of each diagnostic key the run has seen."""
+    """Per file and source, the counts of each diagnostic key the run has seen."""
 
     def __init__(self) -> None:
-        self._known: dict[Path, Counter[tuple[str, str | None, str]]] = {}
+        self._known: dict[tuple[Path, str], Counter[tuple[str, str | None, str]]] = {}
         self._renamed: tuple[re.Pattern[str], str] | None = None
 
     @contextlib.contextmanager
@@ -79,17 +81,17 @@ class Ledger:
         finally:
             self._renamed = None
 
-    def knows(self, path: Path) -> bool:
-        return path in self._known
+    def knows(self, path: Path, source: str = "") -> bool:
+        return (path, source) in self._known
 
-    def seed(self, path: Path, items: list[Item]) -> None:
+    def seed(self, path: Path, items: list[Item], source: str = "") -> None:
         """Record the state before a write without reporting it."""
-        self._known[path] = Counter(i.key for i in items)
+        self._known[(path, source)] = Counter(i.key for i in items)
 
-    def news(self, path: Path, items: list[Item]) -> list[Item]:
+    def news(self, path: Path, items: list[Item], source: str = "") -> list[Item]:
         """The items beyond what was known (per key, the extra occurrences, latest lines
         first counted as new), then remember the current state."""
-        known = self._known.get(path, Counter())
+        known = self._known.get((path, source), Counter())
         if self._renamed is not None:
             pattern, new = self._renamed
             mapped: Counter[tuple[str, str | None, str]] = Counter()
@@ -103,11 +105,12 @@ class Ledger:
             if budget.get(item.key, 0) > 0:
                 fresh.append(item)
                 budget[item.key] -= 1
-        self._known[path] = now
+        self._known[(path, source)] = now
         return sorted(fresh, key=lambda i: (i.line, i.severity, i.message))
 
     def forget(self, path: Path) -> None:
-        self._known.pop(path, None)
+        for key in [k for k in self._known if k[0] == path]:
+            del self._known[key]
 
     def clear(self) -> None:
         self._known.clear()

@@ -67,15 +67,16 @@ async def _observe(sup: Supervisor, paths: list[Path], notes: list[str]) -> Asyn
     deadline = asyncio.get_running_loop().time() + TOTAL_WAIT
     # Baselines first, then every new text, then the waits: a file's diagnostics must not be
     # computed against the old version of another file of the same write (a rename).
-    steps = [_File(sup, path, before[path], deadline) for path in paths]
+    steps = [_File(sup, path, before[path], deadline) for path in paths if sup.candidates(path)]
+    steps += await _linter_steps(sup, paths, before, deadline, notes)
     outcomes: list[Any] = await asyncio.gather(
         *(s.prepare() for s in steps), return_exceptions=True
     )
     servers = {id(s.server): s.server for i, s in enumerate(steps) if outcomes[i] is True}
-    dependents = [
+    dependents = [  # a linter judges each file alone: a write breaks no other file for it
         _Dependents(sup, server, set(paths), deadline)
         for server in servers.values()
-        if server is not None
+        if server is not None and not server.spec.linter
     ]
     await asyncio.gather(*(d.baseline() for d in dependents), return_exceptions=True)
     for index, step in enumerate(steps):
@@ -104,8 +105,8 @@ async def _observe(sup: Supervisor, paths: list[Path], notes: list[str]) -> Asyn
     outcomes = await asyncio.gather(*waits, return_exceptions=True)
     found: list[tuple[Path, str, list[Item]]] = []
     clean: set[str] = set()  # servers that checked a written file and found nothing new
-    for path, outcome in zip(paths, outcomes, strict=True):
-        rel = relpath(sup.root, path)
+    for step, outcome in zip(steps, outcomes, strict=True):
+        path, rel = step.path, step.rel
         if isinstance(outcome, ToolError):
             if "no usable language server" not in str(outcome):
                 notes.append(f"diagnostics unavailable for {rel}: {outcome}")
@@ -135,6 +136,35 @@ async def _observe(sup: Supervisor, paths: list[Path], notes: list[str]) -> Asyn
         notes.append(
             f"checked by {', '.join(sorted(clean))}: the write added no diagnostics{others}"
         )
+
+
+async def _linter_steps(
+    sup: Supervisor,
+    paths: list[Path],
+    before: dict[Path, str | None],
+    deadline: float,
+    notes: list[str],
+) -> list[_File]:
+    """A step per written file and linter that lints it (ruff beside basedpyright): started if
+    need be; one that cannot start is said once, the write's other checks go on."""
+    steps: list[_File] = []
+    said: set[str] = set()
+    for path in paths:
+        if not sup.linter_specs(path):
+            continue
+        if not path.exists():  # deleted: the linters that had it open close it
+            servers, problems = sup.running_linters(path), []
+        else:
+            try:
+                servers, problems = await asyncio.wait_for(sup.linters_for(path), _left(deadline))
+            except (TimeoutError, ToolError) as exc:
+                servers, problems = [], [f"linters: {exc or 'no start in time'}"]
+        for problem in problems:
+            if problem not in said:
+                said.add(problem)
+                notes.append(f"not linted ({relpath(sup.root, path)}): {problem}")
+        steps += [_File(sup, path, before[path], deadline, server) for server in servers]
+    return steps
 
 
 class _Dependents:
@@ -225,7 +255,7 @@ class _Dependents:
             scratch = Ledger()
             scratch.seed(path, old)
             news = scratch.news(path, now)
-            self.sup.ledger.seed(path, now)
+            self.sup.ledger.seed(path, now, server.spec.id)
             if news:
                 found.append((path, server.spec.id, news))
         return found
@@ -268,9 +298,17 @@ async def _done(outcome: Any) -> Any:
 class _File:
     """One written file: its server and baseline, its new text sent, its new diagnostics."""
 
-    def __init__(self, sup: Supervisor, path: Path, old: str | None, deadline: float) -> None:
+    def __init__(
+        self,
+        sup: Supervisor,
+        path: Path,
+        old: str | None,
+        deadline: float,
+        linter: LanguageServer | None = None,
+    ) -> None:
         self.sup = sup
         self.path = path
+        self.linter = linter  # this step is that linter's; else the navigating server's
         self.old = old
         self.deadline = deadline
         self.rel = relpath(sup.root, path)
@@ -284,7 +322,7 @@ class _File:
     async def prepare(self) -> bool | str | None:
         """True when the file goes on to `send`; else a note or None (nothing to say)."""
         sup, path = self.sup, self.path
-        server = sup.running_for(path)
+        server = self.linter or sup.running_for(path)
         if not path.exists():
             if server is not None:
                 await server.close(path)
@@ -293,10 +331,11 @@ class _File:
         if server is None:
             server = await asyncio.wait_for(sup.server_for(path), _left(self.deadline))
         self.server = server
+        source = server.spec.id
         self.first = path_uri(path) not in server.documents
-        if not sup.ledger.knows(path):
+        if not sup.ledger.knows(path, source):
             if self.old is None:
-                sup.ledger.seed(path, [])
+                sup.ledger.seed(path, [], source)
             else:
                 doc, _ = await server.sync(path, self.old)
                 bound = self._bound()
@@ -307,7 +346,7 @@ class _File:
                     # later answer is wrong); what is new is then unknown, and said so.
                     self.unknown = f"{server.spec.id} sent none for the old text in {bound:.1f}s"
                 else:
-                    sup.ledger.seed(path, significant(raw))
+                    sup.ledger.seed(path, significant(raw, server.spec.linter), source)
         return True
 
     async def send(self) -> None:
@@ -334,16 +373,17 @@ class _File:
             self.latency = max(entry.at - self.doc.sent_at, 0.0)
             if self.since is not None:
                 raw = await self._whole_write(raw)
-        items = significant(raw)
+        items = significant(raw, self.server.spec.linter)
+        source = self.server.spec.id
         if self.unknown is not None:
-            self.sup.ledger.seed(self.path, items)
+            self.sup.ledger.seed(self.path, items, source)
             errors = sum(1 for i in items if i.severity == "error")
             return (
                 f"diagnostics baseline unknown for {self.rel} ({self.unknown}), so which are new "
                 f"is unknown: it has {errors} errors, {len(items) - errors} warnings now; "
                 f'see lsp diagnostics file="{self.rel}"'
             )
-        return self.server.spec.id, self.sup.ledger.news(self.path, items)
+        return source, self.sup.ledger.news(self.path, items, source)
 
     async def _whole_write(self, raw: list[dict[str, Any]]) -> list[dict[str, Any]]:
         """A push server's first answer to one file of a multi-file write may predate the
@@ -402,15 +442,17 @@ def render(
         also += (f", … {more} more" if more > 0 else "") + (f" {extra}" if extra else "")
     out = [f"new diagnostics after this write ({count}, {', '.join(servers)}{also}):"]
     shown = 0
-    for path, _server, items in found:
+    labelled = len(servers) > 1  # each line says whose it is (ruff's F401, basedpyright's error)
+    for path, server, items in found:
         rel = relpath(sup.root, path)
+        whose = f" ({server})" if labelled else ""
         # Errors first: a broken call's follow-on warnings ("type is unknown") must not push
         # the errors themselves out of the cap.
         ranked = sorted(items, key=lambda i: (i.severity != "error", i.line))
         kept, cut = cap_items(ranked, min(PER_FILE, max(TOTAL - shown, 0)))
         for item in kept:
             code = f" [{item.code}]" if item.code else ""
-            out.append(f"{rel}:{item.line}: {item.severity}{code}: {item.message}")
+            out.append(f"{rel}:{item.line}: {item.severity}{code}{whose}: {item.message}")
         shown += len(kept)
         if cut:
             out.append(f"{rel}: {cut}")

@@ -181,10 +181,14 @@ class Supervisor(Resource):
     # -- which spec ----------------------------------------------------------------------------
 
     def candidates(self, path: Path) -> list[ServerSpec]:
-        return [s for s in self.specs if s.serves(path.suffix)]
+        """The specs that may answer navigation for `path`, in preference order."""
+        return [s for s in self.specs if s.serves(path.suffix) and not s.linter]
+
+    def linter_specs(self, path: Path) -> list[ServerSpec]:
+        return [s for s in self.specs if s.serves(path.suffix) and s.linter]
 
     def serves(self, path: Path) -> bool:
-        return bool(self.candidates(path))
+        return any(s.serves(path.suffix) for s in self.specs)
 
     async def verdict(self, spec: ServerSpec, path: Path, *, listed: bool = False) -> Verdict:
         """`listed`: `path` is the run root or a folder listed under it (no need to resolve)."""
@@ -251,6 +255,36 @@ class Supervisor(Resource):
             + "; ".join(_said_once(reasons, specs))
         )
 
+    async def linters_for(self, path: Path) -> tuple[list[LanguageServer], list[str]]:
+        """Every usable linter for `path` (started if need be), beside its navigating server;
+        and why a linter whose project configures it could not start. A linter whose marker
+        is missing (the project does not configure it) is silently not run."""
+        servers: list[LanguageServer] = []
+        problems: list[str] = []
+        for spec in self.linter_specs(path):
+            verdict = await self.verdict(spec, path)
+            if verdict.root is None:
+                continue
+            if verdict.reason is not None or verdict.binary is None:
+                problems.append(f"{spec.id}: {verdict.reason}")
+                continue
+            try:
+                servers.append(await self._get(spec, verdict.root, verdict.binary))
+            except ServerGone as exc:
+                self.failures[(spec.id, verdict.root)] = f"initialize failed: {exc}"
+                problems.append(f"{spec.id}: initialize failed: {exc}")
+        return servers, problems
+
+    def running_linters(self, path: Path) -> list[LanguageServer]:
+        return [
+            server
+            for (_, root), server in self.servers.items()
+            if server.alive
+            and server.spec.linter
+            and server.spec.serves(path.suffix)
+            and path.is_relative_to(root)
+        ]
+
     def running_for(self, path: Path) -> LanguageServer | None:
         """A live server already serving `path`'s type and root, without starting anything."""
         for (spec_id, root), server in self.servers.items():
@@ -289,7 +323,7 @@ class Supervisor(Resource):
     async def project_servers(self) -> list[LanguageServer]:
         """Servers for a question about the whole checkout: the live ones, else one per file
         type family whose spec is usable here (started now)."""
-        live = [s for s in self.servers.values() if s.alive]
+        live = [s for s in self.servers.values() if s.alive and not s.spec.linter]
         if live:
             return live
         await self.lookup(self._all_binaries())
@@ -297,7 +331,7 @@ class Supervisor(Resource):
         covered: set[str] = set()
         subprojects = Subprojects(self.root)
         for spec in self.specs:
-            if covered.intersection(spec.extensions):
+            if spec.linter or covered.intersection(spec.extensions):
                 continue
             verdict = await self.verdict(spec, self._marker_dir(spec, subprojects), listed=True)
             if verdict.reason is not None or verdict.root is None or verdict.binary is None:
@@ -364,7 +398,9 @@ class Supervisor(Resource):
                 "reason": verdict.reason,
                 "root": relpath(self.root, verdict.root) if verdict.root else None,
             }
-            if verdict.reason is None:
+            if verdict.reason is None and spec.linter:
+                entry["lints"] = sorted(spec.extensions)  # beside the one that answers
+            elif verdict.reason is None:
                 # Of several usable servers for a file type, the first in preference order
                 # answers its files (lsp.prefer changes the order); the others stand by.
                 mine = sorted(set(spec.extensions) - answered)
