@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import time
 from pathlib import Path
 
@@ -157,3 +158,20 @@ async def test_timeout_reason_and_nothing_left_running(tmp_path: Path) -> None:
     assert time.monotonic() - started < 3
     assert result.reason == f"binary timed out after 0.5s: {tool}"
     assert_gone([int(pid_file.read_text())], within=1.0)
+
+
+def test_a_marker_can_require_text_in_its_file(tmp_path: Path) -> None:
+    """`NAME:TEXT`: a linter runs where the project configures it, not wherever a
+    pyproject.toml exists; a FIFO or a folder under that name is no marker and never blocks."""
+    (tmp_path / "a").mkdir()
+    (tmp_path / "a" / "pyproject.toml").write_text("[project]\nname = 'a'\n")
+    (tmp_path / "b").mkdir()
+    (tmp_path / "b" / "pyproject.toml").write_text("[tool.ruff]\nline-length = 90\n")
+    (tmp_path / "c").mkdir()
+    os.mkfifo(tmp_path / "c" / "pyproject.toml")
+    (tmp_path / "d" / "pyproject.toml").mkdir(parents=True)
+    marker = ["pyproject.toml:[tool.ruff"]
+    assert find_marker(tmp_path / "a", tmp_path, marker) is None
+    assert find_marker(tmp_path / "b", tmp_path, marker) == tmp_path / "b"
+    assert find_marker(tmp_path / "c", tmp_path, marker) is None
+    assert find_marker(tmp_path / "d", tmp_path, marker) is None
