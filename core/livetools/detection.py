@@ -61,13 +61,14 @@ def _holds(path: Path, text: str) -> bool:
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
     except OSError:
         return False
-    with os.fdopen(fd, "rb") as f:
-        try:
-            if not stat.S_ISREG(os.fstat(fd).st_mode):
-                return False
-            return text.encode() in f.read(_MARKER_READ)
-        except OSError:
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
             return False
+        return text.encode() in os.read(fd, _MARKER_READ)
+    except OSError:
+        return False
+    finally:
+        os.close(fd)
 
 
 def find_marker(
