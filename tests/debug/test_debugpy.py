@@ -449,3 +449,18 @@ async def test_output_sync_leaves_a_redirected_stdout_alone(tmp_path: Path, open
     log = (root / "own.log").read_text()
     assert log == "to the file\nafter\n", log
     assert "livetools-sync" not in (await dbg.ok("output")).text
+
+
+async def test_pydevd_socket_gets_nodelay_at_the_first_stop(tmp_path: Path, open_debugger) -> None:
+    """pydevd writes a message's header and body in two sends: without TCP_NODELAY each request
+    waited ~40 ms for a delayed ACK. The option is set once, at the first stop, and the steps
+    after it still report their stops."""
+    root = copy_project("py", tmp_path)
+    line = line_of(root / "app.py", "# call total")
+    dbg = await open_debugger(root)
+    await dbg.ok("breakpoints", file="app.py", lines=[line])
+    await dbg.ok("launch", program="app.py")
+    probe = "__import__('pydevd').get_global_debugger().writer.sock.getsockopt(6, 1)"
+    assert (await dbg.ok("evaluate", expression=probe)).data["result"] != "0"
+    step = await dbg.ok("step_over")
+    assert step.data["stop"]["frame"]["line"] == line + 1, step.text

@@ -155,6 +155,7 @@ class Session:
         self._held: dict[str, str] = {}  # per stream: text since the sync began, until its marker
         self._synced = asyncio.Event()
         self._syncs = 0
+        self._tuned = adapter.first_stop is None
 
     # -- state ---------------------------------------------------------------------------------
 
@@ -851,6 +852,8 @@ class Session:
         note = None
         self.unseen = False
         if self.state == "stopped":
+            if not self._tuned:
+                await self._first_stop()
             try:
                 await self.describe_stop()
             except ToolError as exc:
@@ -864,6 +867,14 @@ class Session:
                 await asyncio.sleep(0.1)
             kind = "exited" if self.state == "exited" else "ended"
         return Outcome(kind, self.output.since(mark), note)
+
+    async def _first_stop(self) -> None:
+        """The adapter's `first_stop` expression, once: a failure only costs its speed-up."""
+        self._tuned = True
+        assert self.adapter.first_stop is not None
+        arguments = {"expression": self.adapter.first_stop, "context": "repl"}
+        with contextlib.suppress(ToolError):
+            await self.call("evaluate", arguments)
 
     def _not_stopped(self, op: str) -> str:
         if self.state == "running":
