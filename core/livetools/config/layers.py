@@ -1,7 +1,8 @@
 """Where configuration comes from, earliest first (a later layer wins key by key): the user's file,
-the project's `pyproject.toml` `[tool.livetools]`, the project's `.livetools.toml`, the
-environment (`LIVETOOLS_OPTIONS`, a JSON object), the run option. Each layer is a nested table
-of run options under the names the families declare (`[lsp.servers.NAME]` is `lsp.servers`).
+the project's `.lsp.json` (Claude Code's shape, lsp_json.py), its `pyproject.toml`
+`[tool.livetools]`, its `.livetools.toml`, the environment (`LIVETOOLS_OPTIONS`, a JSON object),
+the run option. Each layer is a nested table of run options under the names the families declare
+(`[lsp.servers.NAME]` is `lsp.servers`).
 
 `[eval]` and `[vibe]` tables in the project's files are those families' own settings, not run
 options: their readers take them through `project_table`, so every project file is read (bounded,
@@ -20,6 +21,8 @@ from typing import Any
 
 from ..files import PathError, read_text_sync
 from ..options import OptionError
+from .lsp_json import LABEL as LSP_JSON
+from .lsp_json import read_lsp_json
 
 ENV = "LIVETOOLS_OPTIONS"
 FILE_LIMIT = 1 << 20
@@ -81,6 +84,9 @@ def read_layers(root: Path, options: Mapping[str, Any] | None) -> list[Layer]:
     found = _toml(user, f"user file {user}")
     if found:
         layers.append(Layer(f"user file {user}", found))
+    claude = read_lsp_json(root)  # Claude Code's server definitions: below our own files
+    if claude:
+        layers.append(Layer(LSP_JSON, claude, True))
     pyproject = _toml(root / "pyproject.toml", "pyproject.toml")
     table = ((pyproject or {}).get("tool") or {}).get("livetools")
     if isinstance(table, Mapping) and table:
