@@ -5,14 +5,16 @@ a second process of the same server; where the server wraps a CLI checker (shell
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 from pathlib import Path
 
 import pytest
 
-from tests.corpus import realworld
-from tests.lsp.differential import Case, Outcome, check, differential
+from tests.corpus import corpus_copy, realworld, sample
+from tests.lsp.conftest import lsp_run
+from tests.lsp.differential import Case, Outcome, binary, check, differential, our_diagnostics
 from tests.support import missing
 
 # -- where servers outside PATH live -------------------------------------------------------------
@@ -22,7 +24,9 @@ def ts7_bin() -> Path:
     """TypeScript 7's tsc (the native port, `tsc --lsp`), which plugins/lsp/test-deps.sh installs
     in the user cache beside the global TypeScript 6 (LIVETOOLS_TS7_BIN names another folder)."""
     cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
-    folder = Path(os.environ.get("LIVETOOLS_TS7_BIN") or cache / "livetools" / "ts7/node_modules/.bin")
+    folder = Path(
+        os.environ.get("LIVETOOLS_TS7_BIN") or cache / "livetools" / "ts7/node_modules/.bin"
+    )
     if not (folder / "tsc").exists():
         missing(f"TypeScript 7's tsc not in {folder}: run plugins/lsp/test-deps.sh")
     return folder
@@ -70,13 +74,25 @@ CASES = [
         (".bash",),
         "lib",
         actions=("symbols", "definition", "references", "hover"),
+        positions=10,
+        package="npm install -g bash-language-server@5.8.1",
+    ),
+    Case(
+        "dracut",
+        "bash-language-server",
+        ("bash-language-server", "start"),
+        "shellscript",
+        (".sh",),
+        "modules.d",
+        actions=("symbols", "definition", "references", "hover"),
+        positions=10,
         package="npm install -g bash-language-server@5.8.1",
     ),
 ]
 
 
 @realworld
-@pytest.mark.parametrize("case", CASES, ids=[c.server for c in CASES])
+@pytest.mark.parametrize("case", CASES, ids=[f"{c.server}-{c.project}" for c in CASES])
 async def test_navigation_agrees_with_a_raw_client(
     tmp_path: Path, case: Case, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -98,3 +114,49 @@ def tally(outcome: Outcome, case: Case) -> str:
         differ = sum(d.startswith(action + " ") for d in outcome.differences)
         parts.append(f"{action} {total - differ}/{total}")
     return f"{case.server} on {case.project}: " + ", ".join(parts)
+
+
+# -- diagnostics against the server's own CLI ----------------------------------------------------
+
+
+def differs(rel: str, ours: list[tuple[int, str]], cli: list[tuple[int, str]]) -> str:
+    line = f"  {rel}: ours {len(ours)}, CLI {len(cli)}"
+    if ours != cli:
+        line += f"; only ours {sorted(set(ours) - set(cli))[:4]}"
+        line += f" only CLI {sorted(set(cli) - set(ours))[:4]}"
+    return line
+
+
+async def _shellcheck(root: Path, rel: str) -> list[tuple[int, str]]:
+    """shellcheck as bash-language-server runs it: from the root, following sources (-x) with the
+    file's folder as a source path, and bash for a file with no shebang or shell directive (the
+    server's fallback). Style findings are dropped: the server sends them as hints, which
+    `lsp diagnostics` leaves out."""
+    text = (root / rel).read_text(encoding="utf-8")
+    argv = ["shellcheck", "-f", "json1", "-x", "-P", str(Path(rel).parent)]
+    if not text.startswith("#!") and "shellcheck shell=" not in text:
+        argv.insert(1, "--shell=bash")
+    proc = await asyncio.create_subprocess_exec(
+        *argv, rel, cwd=root, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.DEVNULL
+    )
+    out, _ = await asyncio.wait_for(proc.communicate(), 60)
+    comments = json.loads(out)["comments"]
+    return sorted((c["line"], f"SC{c['code']}") for c in comments if c["level"] != "style")
+
+
+@realworld
+async def test_dracut_diagnostics_agree_with_shellcheck(tmp_path: Path) -> None:
+    binary("bash-language-server", "npm install -g bash-language-server@5.8.1")
+    binary("shellcheck", "apt-get install shellcheck")
+    root = corpus_copy("dracut", tmp_path)
+    pool = sorted(p.relative_to(root).as_posix() for p in root.rglob("*.sh"))
+    files = sample(pool, 6, seed=7)
+    agreed = 0
+    async with lsp_run(root, ["bash-language-server"]) as run:
+        for rel in files:
+            ours = sorted((d["line"], str(d["code"])) for d in await our_diagnostics(run, rel))
+            cli = await _shellcheck(root, rel)
+            agreed += ours == cli
+            print(differs(rel, ours, cli))
+    print(f"bash-language-server diagnostics vs shellcheck: {agreed}/{len(files)} files agree")
+    assert agreed == len(files)
