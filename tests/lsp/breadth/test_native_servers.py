@@ -51,6 +51,16 @@ def _rxjs(root: Path) -> None:
     (root / "src" / "tsconfig.json").write_text(json.dumps(config))
 
 
+def _brotli(root: Path) -> None:
+    """A compile_commands.json as CMake would write it: every .c with the public headers."""
+    real = root.resolve()
+    commands = [
+        {"directory": str(real), "file": str(f), "arguments": ["cc", "-Ic/include", "-c", str(f)]}
+        for f in sorted(real.rglob("*.c"))
+    ]
+    (root / "compile_commands.json").write_text(json.dumps(commands))
+
+
 # -- the cases -----------------------------------------------------------------------------------
 
 CASES = [
@@ -87,6 +97,18 @@ CASES = [
         actions=("symbols", "definition", "references", "hover"),
         positions=10,
         package="npm install -g bash-language-server@5.8.1",
+    ),
+    Case(
+        "brotli",
+        "ccls",
+        ("ccls",),
+        "c",
+        (".c",),
+        "c/dec",
+        _brotli,
+        actions=("symbols", "definition", "references", "hover"),
+        init_options={"cache": {"directory": ""}},
+        package="apt-get install ccls",
     ),
 ]
 

@@ -28,4 +28,13 @@ SERVERS: tuple[ServerSpec, ...] = (
         rename_requires=("compile_commands.json",),
         symbol_limit=100,  # --limit-results default
     ),
+    ServerSpec(
+        id="ccls",
+        command=("ccls",),
+        extensions=C_EXT,
+        markers=("compile_commands.json", ".ccls"),
+        # An empty cache directory keeps the index in memory: no .ccls-cache in the project.
+        init_options={"cache": {"directory": ""}},
+        rename_requires=("compile_commands.json",),
+    ),
 )
