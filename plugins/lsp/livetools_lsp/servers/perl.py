@@ -1,0 +1,27 @@
+"""Perl servers."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+
+from ..spec import ServerSpec
+
+# Perl::LanguageServer caches each parsed file under the root's .vscode/perl-lang unless
+# `cacheDir` is set: a folder of the user's temp dir keeps the project clean (the cache is keyed
+# by each file's absolute path, so projects can share it). `perlInc`: where `perl -c` (its
+# syntax check) finds the project's own modules, a CPAN layout's lib/ or the root.
+_CACHE = os.path.join(tempfile.gettempdir(), f"livetools-perl-lang-{os.getuid()}")
+
+SERVERS: tuple[ServerSpec, ...] = (
+    ServerSpec(
+        id="perl-languageserver",
+        command=("perl", "-MPerl::LanguageServer", "-e", "Perl::LanguageServer::run"),
+        # `perl --version` passes without the module.
+        probe=("perl", "-MPerl::LanguageServer", "-e", "1"),
+        extensions={".pl": "perl", ".pm": "perl", ".t": "perl"},
+        markers=("Makefile.PL", "Build.PL", "cpanfile", "dist.ini", "META.json"),
+        # Sent as didChangeConfiguration, which is also what starts its workspace parser.
+        settings={"perl": {"cacheDir": _CACHE, "perlInc": ["lib", "."]}},
+    ),
+)
