@@ -13,7 +13,9 @@ DESCRIPTION = (
     "Run code in a persistent kernel: variables, imports and data survive between calls. "
     "Shows the last expression, display(), tables, plots. In a cell, tool(name, args) calls "
     "this run's tools; tools([(name, args), ...]) runs several concurrently. "
-    "%pip, %cd, !cmd, %%bash, %%timeit work."
+    "%pip, %cd, !cmd, %%bash, %%timeit work. "
+    "notebook=x.ipynb: op (default run) on cells (cell: 1-based n, a-b or id, default all; "
+    "to: new position; %%markdown line: markdown), in its own kernel; saved."
 )
 
 IDLE_TIMEOUT = 300.0  # seconds without output before a cell is interrupted
@@ -26,6 +28,10 @@ class EvalBase(BaseModel):
     code: str = Field("", description="The cell.")
     description: str = Field(description="5-10 words: what this cell does.")
     reset: bool = Field(False, description="Start this language's kernel clean first.")
+    notebook: str | None = None
+    op: Literal["run", "read", "insert", "replace", "move", "delete"] | None = None
+    cell: str | None = None
+    to: int | None = None
 
     @field_validator("description")
     @classmethod
@@ -67,6 +73,12 @@ async def run_cell(ctx: CallContext, args: Any) -> Result:
     from .kernel import KernelStartError, how_it_ended
     from .outputs import Outputs
 
+    if args.notebook is not None:
+        from .notebook.tool import run_notebook
+
+        return await run_notebook(ctx, args)
+    if args.op or args.cell or args.to is not None:
+        raise ToolError("op, cell and to act on a notebook: pass notebook (an .ipynb path) too")
     pool = ctx.resource
     options = ctx.run.options
     language: str = args.language
