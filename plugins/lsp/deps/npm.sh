@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# The npm web-and-data servers of tests/lsp/breadth/test_npm_servers.py, plus php-cli for
-# `php -l` (idempotent; root; pinned). yaml-language-server stays on 1.x: 2.0 needs Node 22.
+# The npm web-and-data servers of tests/lsp/breadth/test_npm_servers.py, tombi (TOML, from PyPI:
+# taplo's npm and PyPI builds both leave its language server out) and php-cli for `php -l`
+# (idempotent; root; pinned). yaml-language-server stays on 1.x: 2.0 needs Node 22.
 set -euo pipefail
 
 npm_missing=()
@@ -8,7 +9,11 @@ need() { command -v "$1" >/dev/null 2>&1 || npm_missing+=("$2"); }
 need vscode-json-language-server vscode-langservers-extracted@4.10.0
 need yaml-language-server yaml-language-server@1.25.0
 need intelephense intelephense@1.18.5
-need taplo @taplo/cli@0.7.0
+need docker-langserver dockerfile-language-server-nodejs@0.15.0
+need svelteserver svelte-language-server@0.18.4
+need graphql-lsp graphql-language-service-cli@3.5.0
+need prisma-language-server @prisma/language-server@31.12.10
+need biome @biomejs/biome@2.6.9
 if ((${#npm_missing[@]})); then
     npm install -g --no-fund --no-audit "${npm_missing[@]}"
 fi
@@ -17,4 +22,8 @@ if ! command -v php >/dev/null 2>&1; then
     apt-get update -o DPkg::Lock::Timeout=600
     DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
         -o DPkg::Lock::Timeout=600 php-cli
+fi
+
+if ! command -v tombi >/dev/null 2>&1; then
+    UV_TOOL_BIN_DIR=/usr/local/bin uv tool install tombi==1.9.6
 fi

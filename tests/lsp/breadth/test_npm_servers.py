@@ -5,6 +5,8 @@ scripts/corpus.d/npm-servers.toml (bootstrap, html5-boilerplate and ansible-core
 
 from __future__ import annotations
 
+import asyncio
+import json
 import re
 from pathlib import Path
 from typing import Any
@@ -13,11 +15,13 @@ import pytest
 
 from livetools_lsp.servers import BUILTIN
 from livetools_lsp.spec import ServerSpec
-from tests.corpus import realworld, sample
+from tests.corpus import corpus_copy, realworld, sample
 from tests.lsp import differential as harness
-from tests.lsp.differential import Case, Position, check, differential
+from tests.lsp.conftest import lsp_run
+from tests.lsp.differential import Case, Position, binary, check, differential, our_diagnostics
 
 NPM = "bash plugins/lsp/deps/npm.sh"
+TOMBI = "uv tool install tombi==1.9.6 (plugins/lsp/deps/npm.sh)"
 OUTLINE = ("symbols", "hover")
 ALL = ("symbols", "definition", "references", "hover")
 
@@ -54,7 +58,7 @@ def _case(project: str, server: str, language: str, suffix: str, **kw: Any) -> C
         (suffix,),
         settings=dict(spec.settings),
         init_options=kw.pop("init_options", init),
-        package=NPM,
+        package=kw.pop("package", NPM),
         **kw,
     )
 
@@ -76,6 +80,7 @@ CASES = [
         actions=OUTLINE,
     ),
     _case("monolog", "intelephense", "php", ".php", actions=ALL),
+    _case("maturin", "tombi", "toml", ".toml", actions=ALL, package=TOMBI),
 ]
 
 
@@ -87,3 +92,86 @@ async def test_npm_server_agrees_with_a_raw_client(
     if case.language in ("json", "jsonc"):
         monkeypatch.setattr(harness, "positions", _key_positions)
     check(await differential(case, tmp_path), case)
+
+
+# -- diagnostics vs the server's own CLI -------------------------------------------------------
+
+
+async def _cli(argv: list[str], root: Path) -> tuple[int, str]:
+    proc = await asyncio.create_subprocess_exec(
+        *argv, cwd=root, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT
+    )
+    out, _ = await asyncio.wait_for(proc.communicate(), 120)
+    assert proc.returncode is not None
+    return proc.returncode, out.decode(errors="replace")
+
+
+def _break(path: Path) -> None:
+    """Drop the `;` of a statement that closes a block: `php -l` and intelephense both report
+    the `}` after it (seen: Registry.php, line 65 on both sides)."""
+    lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
+    at = next(
+        i
+        for i in range(len(lines) // 2, len(lines) - 1)
+        if lines[i].rstrip().endswith(";") and lines[i + 1].strip() == "}"
+    )
+    lines[at] = lines[at].rstrip()[:-1] + "\n"
+    path.write_text("".join(lines), encoding="utf-8")
+
+
+@realworld
+async def test_intelephense_syntax_errors_agree_with_php_lint(tmp_path: Path) -> None:
+    """Each sampled file as shipped (both: no syntax error) and a copy of it with one `;`
+    removed (both: the same line)."""
+    php = binary("php", "php-cli (Debian; plugins/lsp/deps/npm.sh)")
+    binary("intelephense", NPM)
+    root = corpus_copy("monolog", tmp_path)
+    pool = sorted(p.relative_to(root).as_posix() for p in root.rglob("*.php"))
+    files = sample(pool, 3, seed=7)
+    for rel in files:
+        broken = root / rel.replace(".php", "Broken.php")
+        broken.write_text((root / rel).read_text(encoding="utf-8"), encoding="utf-8")
+        _break(broken)
+    checked = files + [f.replace(".php", "Broken.php") for f in files]
+    cli: dict[str, int | None] = {}
+    for rel in checked:
+        code, out = await _cli([php, "-l", rel], root)
+        line = re.search(r"on line (\d+)", out)
+        cli[rel] = int(line.group(1)) if code and line else None
+    ours: dict[str, int | None] = {}
+    async with lsp_run(root, ["intelephense"]) as run:
+        for rel in checked:
+            syntax = [
+                d["line"]
+                for d in await our_diagnostics(run, rel)
+                if d["severity"] == "error" and str(d.get("code") or "").startswith("P")
+            ]
+            ours[rel] = min(syntax) if syntax else None
+    agreed = sum(ours[f] == cli[f] for f in checked)
+    print(f"\nintelephense syntax errors vs php -l: {agreed}/{len(checked)} files agree")
+    for f in checked:
+        print(f"  {f}: ours {ours[f]}, php -l {cli[f]}")
+    assert agreed == len(checked)
+    assert all(cli[f] for f in checked if "Broken" in f)
+
+
+@realworld
+async def test_tombi_diagnostics_agree_with_tombi_lint(tmp_path: Path) -> None:
+    tombi = binary("tombi", TOMBI)
+    root = corpus_copy("maturin", tmp_path)
+    files = sorted(p.relative_to(root).as_posix() for p in root.rglob("*.toml"))
+    argv = [tombi, "lint", "--offline", "--quiet", "--diagnostics-format", "json"]
+    _, out = await _cli([*argv, "--diagnostics-file", "/dev/stdout", *files], root)
+    cli: dict[str, set[tuple[int, str]]] = {f: set() for f in files}
+    for item in json.loads(out[out.index("[") :]):
+        cli[item["path"]].add((item["range"]["start"]["line"], item["code"]))
+    ours: dict[str, set[tuple[int, str]]] = {}
+    async with lsp_run(root, ["tombi"]) as run:
+        for rel in files:
+            ours[rel] = {(d["line"], str(d["code"])) for d in await our_diagnostics(run, rel)}
+    agreed = sum(ours[f] == cli[f] for f in files)
+    print(f"\ntombi diagnostics vs tombi lint: {agreed}/{len(files)} files agree")
+    for f in files:
+        print(f"  {f}: ours {sorted(ours[f])}, CLI {sorted(cli[f])}")
+    assert agreed == len(files)
+    assert any(cli.values()), "tombi lint reported nothing: nothing was compared"
