@@ -6,6 +6,8 @@
   crash        answers `initialize`, then dies on `launch` with a message on stderr
   stall-stack  a working session that stops at once and never answers `stackTrace`
   die-stopped  a working session that stops at once, then exits on `threads`
+  one-thread   declares singleThread; stops threads 1 and 2 at once; `continue` without
+               singleThread is refused at first; with it only that thread runs
 """
 
 from __future__ import annotations
@@ -51,11 +53,22 @@ def reply(request: dict, body: dict | None = None) -> None:
     )
 
 
+def refusal(request: dict) -> dict:
+    return {
+        "seq": 0,
+        "type": "response",
+        "request_seq": request["seq"],
+        "command": request["command"],
+        "success": False,
+    }
+
+
 def event(name: str, body: dict | None = None) -> None:
     send({"seq": 0, "type": "event", "event": name, "body": body or {}})
 
 
 def main(mode: str) -> None:
+    resumed: set[int] = set()
     while (request := read()) is not None:
         command = request.get("command")
         if mode == "hang":
@@ -65,7 +78,14 @@ def main(mode: str) -> None:
             sys.stdout.buffer.flush()
             continue
         if command == "initialize":
-            reply(request, {"supportsConfigurationDoneRequest": True})
+            single = mode == "one-thread"
+            reply(
+                request,
+                {
+                    "supportsConfigurationDoneRequest": True,
+                    "supportsSingleThreadExecutionRequests": single,
+                },
+            )
         elif command == "launch":
             if mode == "crash":
                 sys.stderr.write("fake adapter: boom while launching\n")
@@ -75,15 +95,29 @@ def main(mode: str) -> None:
             reply(request)
         elif command == "configurationDone":
             reply(request)
-            event("stopped", {"reason": "entry", "threadId": 1})
+            if mode == "one-thread":
+                event("stopped", {"reason": "breakpoint", "threadId": 1})
+                event("stopped", {"reason": "breakpoint", "threadId": 2})
+            else:
+                event("stopped", {"reason": "entry", "threadId": 1})
         elif command == "threads":
             if mode == "die-stopped":
                 os._exit(4)
-            reply(request, {"threads": [{"id": 1, "name": "main"}]})
+            threads = [{"id": 1, "name": "main"}, {"id": 2, "name": "worker"}]
+            reply(request, {"threads": threads[: 2 if mode == "one-thread" else 1]})
         elif command == "stackTrace":
             if mode == "stall-stack" and time.monotonic() - START > 0:
                 continue
             reply(request, {"stackFrames": [], "totalFrames": 0})
+        elif command == "continue" and mode == "one-thread":
+            if request["arguments"].get("singleThread"):
+                reply(request, {"allThreadsContinued": False})
+                resumed.add(request["arguments"]["threadId"])
+            elif not resumed:  # thread 2 still waits to be seen: resuming it too loses it
+                send({**refusal(request), "message": "expected singleThread"})
+            else:
+                reply(request)
+                event("terminated")
         elif command == "disconnect":
             reply(request)
             return

@@ -21,7 +21,7 @@ import os
 import re
 import time
 from collections import deque
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -94,6 +94,7 @@ class Outcome:
     kind: str
     output: str = ""
     note: str | None = None  # why the stop location could not be read
+    resumed: list[int] = field(default_factory=list)  # stopped threads resumed uninspected
 
 
 @dataclass
@@ -130,6 +131,10 @@ class Session:
         self.stopped: dict[int, Stop] = {}  # every thread stopped with a reason, by thread id
         self.signal: str | None = None  # the last signal a stop named (SIGSEGV)
         self.all_stopped = False  # the adapter said allThreadsStopped: the others are suspended
+        self.inspected: set[int] = set()  # stopped threads a result reported or a call named
+        # Where each thread stood at the stops before the last resume: dlv leaves a goroutine
+        # that was resumed from a breakpoint on its line, and that is not a new hit.
+        self._resumed_from: dict[int, tuple[str | None, int | None]] = {}
         self.exit_code: int | None = None
         self.debuggee_pid: int | None = None  # a host pid (None in a sandbox: its pids differ)
         self.output = OutputRing()
@@ -373,12 +378,14 @@ class Session:
     def _continued_all(self) -> None:
         self.state = "running"
         self.stopped.clear()
+        self.inspected.clear()
         self.all_stopped = False
         self._invalidate()
 
     def _continued_one(self, thread: int) -> None:
         """DAP `allThreadsContinued: false`: only `thread` runs; the other stops stand."""
         self.stopped.pop(thread, None)
+        self.inspected.discard(thread)
         if self.state != "stopped":
             return
         self._invalidate()
@@ -717,6 +724,7 @@ class Session:
             body = await self.call("threads")
             threads = [t for t in body.get("threads") or [] if isinstance(t, dict)]
             if any(t.get("id") == thread_id for t in threads):
+                self.inspected.add(thread_id)
                 return thread_id
             known = ", ".join(f"{t.get('id')} ({t.get('name')})" for t in threads[:20])
             raise ToolError(f"unknown thread id {thread_id}; threads: {known or 'none'}")
@@ -751,6 +759,7 @@ class Session:
             return stop
         if stop.thread_id is None:  # dlv may stop without a threadId
             stop.thread_id = await self.first_thread()
+        self.inspected.add(stop.thread_id)  # about to be shown
         # One frame is enough at a breakpoint or a step (the hot path); 30 when the top has no
         # source or lies outside the project (a panic inside the runtime).
         frames, _ = await self.stack(stop.thread_id, 1)
@@ -787,7 +796,8 @@ class Session:
             with contextlib.suppress(ToolError):
                 frames, _ = await self.stack(thread, 1)
                 top = frames[0] if frames else None
-                if top is not None and top.path and (top.path, top.line) in lines:
+                at = (top.path, top.line) if top is not None else None
+                if top is not None and at in lines and self._resumed_from.get(thread) != at:
                     self.stopped[thread] = Stop("breakpoint", thread, frame=top)
 
     def _inside(self, frame: Frame) -> bool:
@@ -807,18 +817,37 @@ class Session:
             outcome.note = f"it had stopped here before this call; nothing was resumed ({op} again)"
             return outcome
         thread = await self.thread_for(thread_id)
+        # Threads stopped with a reason of their own that no result showed and no call named:
+        # resuming them all loses those stops for good, so they run on only if the adapter
+        # cannot resume one thread alone, and the result says which.
+        waiting = [t for t in self.stopped if t != thread and t not in self.inspected]
+        single = bool(waiting) and bool(
+            self.capabilities.get("supportsSingleThreadExecutionRequests")
+        )
         mark, epoch = self.output.mark(), self._epoch
         stop, stopped, everyone = self.stop, dict(self.stopped), self.all_stopped
+        seen = set(self.inspected)
+        self._resumed_from = {
+            t: (s.frame.path, s.frame.line) for t, s in stopped.items() if s.frame is not None
+        }
         self._continued_all()  # before sending: a stop may beat the response
+        if single:
+            self.stopped = {t: s for t, s in stopped.items() if t != thread}
+            self.inspected = seen - {thread}
+        arguments: dict[str, Any] = {"threadId": thread}
+        if single:
+            arguments["singleThread"] = True
         try:
-            body = await self.call(command, {"threadId": thread})
+            body = await self.call(command, arguments)
         except ToolError:
             if self._epoch == epoch and self.state == "running":
                 self.state, self.stop = "stopped", stop  # refused (a bad thread id): still there
                 self.stopped, self.all_stopped = stopped, everyone
+                self.inspected = seen
                 self.unseen = False
             raise
-        if body.get("allThreadsContinued", True) is False and self._epoch == epoch:
+        alone = body.get("allThreadsContinued", True) is False or (single and op == "continue")
+        if alone and self._epoch == epoch:
             # Only this thread runs: the other threads' stops still stand, report the next one.
             left = {t: s for t, s in stopped.items() if t != thread}
             if left:
@@ -828,7 +857,17 @@ class Session:
                 outcome.note = f"only thread {thread} was resumed; this thread was already stopped"
                 return outcome
         await self.wait_change(epoch, grace)
-        return await self.outcome(mark)
+        outcome = await self.outcome(mark)
+        if waiting and not single:
+            outcome.resumed = waiting
+            reasons = sorted({stopped[t].reason for t in waiting})
+            outcome.note = _join(
+                outcome.note,
+                f"resumed with it, never inspected: thread {', '.join(map(str, waiting))} "
+                f"(stopped: {', '.join(reasons)}); {self.adapter.id} cannot resume one thread "
+                "alone. Before resuming, inspect such a thread: stack with thread_id=N",
+            )
+        return outcome
 
     async def pause(self, thread_id: int | None, grace: float) -> Outcome:
         if self.state == "stopped":
@@ -1010,6 +1049,10 @@ def attach_connect_timeout() -> float:
     except OSError:
         load = 1.0
     return ATTACH_CONNECT * min(max(load, 1.0), 8.0)
+
+
+def _join(*notes: str | None) -> str | None:
+    return "; ".join(n for n in notes if n) or None
 
 
 def _settle(waiter: asyncio.Future[None]) -> None:

@@ -286,6 +286,7 @@ def outcome_result(
         "also_stopped": [{"thread_id": o.thread_id, "reason": o.reason} for o in session.others()]
         if outcome.kind == "stopped"
         else [],
+        "resumed_uninspected": outcome.resumed,
     }
     return Result("\n".join(lines), data=data)
 
