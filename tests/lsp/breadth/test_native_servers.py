@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 
 from livetools_lsp.servers.perl import SERVERS as PERL
+from livetools_lsp.servers.vim import SERVERS as VIM
 from tests.corpus import corpus_copy, realworld, sample
 from tests.lsp.conftest import lsp_run
 from tests.lsp.differential import (
@@ -139,6 +140,17 @@ CASES = [
         actions=("symbols", "definition", "references"),  # it has no hover
         settings=PERL_SETTINGS,
         package="apt-get install libperl-languageserver-perl",
+    ),
+    Case(
+        "vim-runtime",
+        "vim-language-server",
+        ("vim-language-server", "--stdio"),
+        "vim",
+        (".vim",),
+        "autoload",
+        actions=("symbols", "definition", "references", "hover"),
+        init_options=dict(VIM[0].init_options or {}),
+        package="npm install -g vim-language-server@2.3.1",
     ),
 ]
 
