@@ -135,3 +135,41 @@ async def test_attach_to_headless_delve(go_binary: Path, open_debugger) -> None:
     finally:
         await server.aclose(grace=0)
     assert session_members(server.pid) == []
+
+
+async def test_step_after_a_step_cut_short_by_a_breakpoint(tmp_path: Path, open_debugger) -> None:
+    """main steps over `close(start)` / `done.Wait()` while three goroutines run into a
+    breakpoint: that stop cuts the step short, and dlv refuses every step until `continue` has
+    finished it. The cut is said at the stop; the next step is a clear error (not a stop with
+    reason 'exception'), and the session stays stopped where it was."""
+    require_delve()
+    root = copy_project("go", tmp_path)
+    (root / "main.go").unlink()
+    (root / "main.go").write_text(
+        (Path(__file__).with_name("programs") / "goroutines.go").read_text()
+    )
+    hit = line_of(root / "main.go", "// all three here")
+    release = line_of(root / "main.go", "close(start)")
+    dbg = await open_debugger(root)
+    await dbg.ok("breakpoints", file="main.go", lines=[release, hit])
+    result = await dbg.ok("launch", program=".")
+    assert result.data["stop"]["frame"]["line"] == release, result.text
+    for _ in range(3):
+        result = await dbg.ok("step_over")
+        if result.data["stop"]["reason"] == "breakpoint":
+            break
+    assert result.data["stop"]["frame"]["line"] == hit, result.text
+    assert "cut the step_over of thread 1 short" in result.text
+    refused = await dbg.err("step_over")
+    assert "delve refused step_over: Unable to step while the previous step" in refused.text
+    assert "Nothing ran" in refused.text
+    status = await dbg.ok("status")
+    assert status.data["state"] == "stopped"
+    assert status.data["stop"]["frame"]["line"] == hit, status.text
+    assert "stopped: exception" not in status.text
+    assert (await dbg.ok("stack")).data["frames"][0]["line"] == hit
+    for _ in range(5):  # continue finishes main's step; the goroutines' stops come on the way
+        result = await dbg.ok("continue")
+        if result.data["outcome"] != "stopped":
+            break
+    assert result.data["outcome"] == "exited", result.text

@@ -85,6 +85,9 @@ class Adapter:
     # Evaluated once per session at its first stop, with no frame (before anything else is
     # asked there): a setting inside the debuggee that the adapter offers no request for.
     first_stop: str | None = None
+    # A console line of the adapter saying a step was cut short by a breakpoint elsewhere, after
+    # which it steps again only once `continue` has finished that step (dlv).
+    step_interrupted: str | None = None
     evaluate_context: str = "repl"
     unverified_hint: str | None = None  # shown when a breakpoint is unverified without a message
     init_timeout: float = 30.0  # launch -> `initialized` (delve compiles first)
@@ -409,6 +412,7 @@ DELVE = Adapter(
     # dlv's own chatter on that stdout: its banner and its log lines ("... error layer=dap ...")
     stdout_ignore=r"^(DAP server listening at|Type 'dlv help')|^\S+ \w+ layer=\w+ ",
     exit_pattern=r"Process \d+ has exited with status (-?\d+)",
+    step_interrupted=r"^Step interrupted by a breakpoint",
     init_timeout=120.0,  # mode debug compiles first: 12 s with a cold build cache
     description="Go (dlv dap)",
 )

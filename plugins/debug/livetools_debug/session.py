@@ -161,6 +161,9 @@ class Session:
         self._synced = asyncio.Event()
         self._syncs = 0
         self._tuned = adapter.first_stop is None
+        self._cut_re = re.compile(adapter.step_interrupted) if adapter.step_interrupted else None
+        self.step_cut = False  # the adapter said the last step was cut short (step_interrupted)
+        self.refused: str | None = None  # a command the adapter refused with a stop (dlv)
 
     # -- state ---------------------------------------------------------------------------------
 
@@ -209,6 +212,13 @@ class Session:
         elif event == "stopped":
             reason = str(body.get("reason") or "unknown")
             description = body.get("description")
+            if reason == "exception" and description == "invalid command":
+                # dlv's answer to a command it refused (a step while an interrupted step is
+                # pending): a stop event, though nothing ran. resume() turns it into an error.
+                self.refused = str(body.get("text") or description)
+                self.state = "stopped"
+                self._notify()
+                return
             if self._pausing and (
                 (reason == "exception" and "SIGSTOP" in str(description or "")) or reason == "step"
             ):
@@ -279,6 +289,8 @@ class Session:
         for line in text.replace("\r\n", "\n").splitlines():
             if self._exit_re and (match := self._exit_re.search(line)):
                 self.exit_code = int(match.group(1))
+            if self._cut_re and self._cut_re.search(line):
+                self.step_cut = True
             if line.strip():
                 self.messages.append(line.strip()[:400])
 
@@ -831,6 +843,7 @@ class Session:
             t: (s.frame.path, s.frame.line) for t, s in stopped.items() if s.frame is not None
         }
         self._continued_all()  # before sending: a stop may beat the response
+        self.refused, self.step_cut = None, False
         if single:
             self.stopped = {t: s for t, s in stopped.items() if t != thread}
             self.inspected = seen - {thread}
@@ -857,7 +870,25 @@ class Session:
                 outcome.note = f"only thread {thread} was resumed; this thread was already stopped"
                 return outcome
         await self.wait_change(epoch, grace)
+        if self.refused is not None:
+            text, self.refused = self.refused, None
+            if stop is not None:
+                stop.frame = stop.project_frame = None  # dlv renumbered its frames
+            self.state, self.stop = "stopped", stop
+            self.stopped, self.all_stopped, self.inspected = stopped, everyone, seen
+            self.unseen = False
+            raise ToolError(
+                f"{self.adapter.id} refused {op}: {' '.join(text.split())} Nothing ran; it is "
+                "still stopped where it was"
+            )
         outcome = await self.outcome(mark)
+        if self.step_cut and op != "continue":
+            outcome.note = _join(
+                outcome.note,
+                f"this stop cut the {op} of thread {thread} short; {self.adapter.id} steps again "
+                "only after `continue` has finished that step (it stops where the step ends, or "
+                "at the next breakpoint)",
+            )
         if waiting and not single:
             outcome.resumed = waiting
             reasons = sorted({stopped[t].reason for t in waiting})
