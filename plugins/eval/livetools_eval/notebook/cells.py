@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import re
+import uuid
 import warnings
 from typing import Any
 
@@ -101,13 +102,19 @@ def new_notebook(kernelspec: dict[str, str]) -> Any:
 
 def select(nb: Any, spec: str | None) -> list[int]:
     """0-based indices of the cells `spec` names: a 1-based number, a range `a-b` (either end
-    may be left out), a cell id, or nothing / "all" for every cell. Numbers win over ids."""
+    may be left out), a cell id, or nothing / "all" for every cell. A number in range wins over
+    an id spelled the same."""
     count = len(nb.cells)
     text = (spec or "").strip()
     if text.lower() in ("", "all", "*"):
         return list(range(count))
     if not count:
         raise ToolError("cell: the notebook has no cells yet; add one with op=insert")
+    if text.isdigit() and 1 <= int(text) <= count:
+        return [int(text) - 1]
+    for index, cell in enumerate(nb.cells):
+        if cell.get("id") == text:
+            return [index]
     if text.isdigit():
         return [_number(text, count) - 1]
     match = _RANGE.match(text)
@@ -119,9 +126,6 @@ def select(nb: Any, spec: str | None) -> list[int]:
                 f"cell: range {text} runs backwards; write it low-high, e.g. {last}-{first}"
             )
         return list(range(first - 1, last))
-    for index, cell in enumerate(nb.cells):
-        if cell.get("id") == text:
-            return [index]
     raise ToolError(
         f"cell: no cell numbered or with id {text!r}; give a number 1-{count} (1-based), a "
         "range like 2-5, or an id (op=read lists them)"
@@ -135,11 +139,13 @@ def insert_at(nb: Any, spec: str | None) -> int:
     text = (spec or "").strip()
     if not text:
         return count
-    if text.isdigit():
-        return _number(text, count + 1) - 1
+    if text.isdigit() and 1 <= int(text) <= count + 1:
+        return int(text) - 1
     for index, cell in enumerate(nb.cells):
         if cell.get("id") == text:
             return index
+    if text.isdigit():
+        return _number(text, count + 1) - 1
     raise ToolError(
         f"cell: op=insert takes the number the new cell will have (1-{count + 1}) or the id of "
         f"the cell it goes before, not {text!r}"
@@ -183,6 +189,9 @@ def make_cell(nb: Any, code: str) -> Any:
     cell = v4.new_markdown_cell(source) if markdown else v4.new_code_cell(source)
     if nb.nbformat_minor < 5:  # ids came with 4.5; an older file's schema refuses them
         cell.pop("id", None)
+    else:
+        while cell.id.isdigit():  # would read as a cell number
+            cell.id = uuid.uuid4().hex[:8]  # as nbformat makes them
     return cell
 
 

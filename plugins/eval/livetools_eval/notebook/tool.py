@@ -137,11 +137,9 @@ async def _save(ctx: CallContext, session: Session) -> tuple[bool, list[str]]:
     try:
         notes = await staged.apply(ctx.run)
     except EditConflict as exc:
-        return False, [
-            f"NOT saved: {exc} Call op=read to load the file as it is now, then repeat.".replace(
-                "Stage the edit again against the current content. ", ""
-            )
-        ]
+        said = str(exc).replace("since the edit was staged", "since this run last read it")
+        said = said.replace(" Stage the edit again against the current content.", "")
+        return False, [f"NOT saved: {said} Call op=read to load it as it is now, then repeat."]
     session.snapshot = new
     return True, [str(n) for n in notes]
 
@@ -278,6 +276,8 @@ async def _run(ctx: CallContext, session: Session, args: Any, notes: list[str]) 
 
 def _endings(session: Session, ran: list[Ran], indices: list[int]) -> list[str]:
     """What the model must know after the outputs: a cell that stopped the run, and why."""
+    from ..kernel import how_it_ended
+
     if not ran or ran[-1].outcome.status == "ok":
         return []
     last = ran[-1]
@@ -289,8 +289,8 @@ def _endings(session: Session, ran: list[Ran], indices: list[int]) -> list[str]:
         "kernel's state is kept",
         "restarted": f"cell {number} timed out and its kernel did not answer an interrupt; it "
         "was stopped and its state lost (the next run starts a fresh kernel)",
-        "died": f"the kernel died during cell {number}; its state is lost (the next run starts "
-        "a fresh kernel)",
+        "died": f"the kernel died{how_it_ended(last.outcome.exit_code)} during cell {number}; "
+        "its state is lost (the next run starts a fresh kernel)",
         "disconnected": f"the connection to the gateway was lost during cell {number}",
     }
     said = [lines.get(status, f"cell {number} ended: {status}")]
