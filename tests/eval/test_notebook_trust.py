@@ -30,6 +30,14 @@ async def test_an_untrusted_checkout_starts_no_kernelspec_of_its_own(tmp_path: P
         assert "trust_project_config = false" in status["kernelspecs_left_out"]["evil"]
         refused = await cell(run, "x", language="evil")
         assert refused.is_error and "'python'" in refused.text, refused.text
+        # a notebook asking for that kernelspec gets the missing-kernel error, saying why
+        nb = {"cells": [], "nbformat": 4, "nbformat_minor": 5}
+        nb["metadata"] = {"kernelspec": {"name": "evil", "language": "evil", "display_name": "e"}}
+        (tmp_path / "evil.ipynb").write_text(json.dumps(nb))
+        asked = await cell(run, "x", notebook="evil.ipynb")
+        assert asked.is_error and "needs the kernel 'evil'" in asked.text, asked.text
+        assert "was left out: the project's own kernelspec" in asked.text
+        assert pool.started == []
     assert not marker.exists()
     async with open_run(tmp_path, eval_idle_timeout=5) as run:  # trusted: the default
         assert "evil" in run.resource("eval").specs

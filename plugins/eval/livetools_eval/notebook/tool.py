@@ -54,7 +54,7 @@ async def run_notebook(ctx: CallContext, args: Any) -> Result:
             + ("; this run starts a fresh one." if op == "run" else ".")
         )
     if op == "read":
-        return _read(session, pool, args.cell, notes)
+        return _read(session, pool, args.cell, notes, _limit(ctx))
     # The op works on a copy: unless it is saved, the notebook stays what the file holds.
     original, before = session.nb, session.snapshot
     session.nb = copy.deepcopy(original)
@@ -147,9 +147,15 @@ async def _save(ctx: CallContext, session: Session) -> tuple[bool, list[str]]:
 # -- read -------------------------------------------------------------------------------------
 
 
-def _read(session: Session, pool: Any, which: str | None, notes: list[str]) -> Result:
+def _limit(ctx: CallContext) -> int:
+    from ..tool import MAX_CHARS
+
+    return int(ctx.run.options.get("eval_max_chars", MAX_CHARS))
+
+
+def _read(session: Session, pool: Any, which: str | None, notes: list[str], limit: int) -> Result:
     from ..outputs import Outputs
-    from ..tool import MAX_CHARS, TAIL_CHARS
+    from ..tool import TAIL_CHARS
 
     nb = session.nb
     indices = cells.select(nb, which)
@@ -166,7 +172,6 @@ def _read(session: Session, pool: Any, which: str | None, notes: list[str]) -> R
         f"{session.rel}: {len(nb.cells)} cells (nbformat 4.{nb.nbformat_minor}), "
         f"{_kernel_line(session, pool)}"
     )
-    limit = MAX_CHARS
     body = out.render(limit, min(TAIL_CHARS, limit // 3))
     if len(body) >= limit and len(indices) > 1:
         notes.append("(cut: read fewer cells at once, e.g. cell=1-10)")
@@ -208,7 +213,7 @@ def _kernel_line(session: Session, pool: Any) -> str:
 
 async def _run(ctx: CallContext, session: Session, args: Any, notes: list[str]) -> Result:
     from ..outputs import Outputs
-    from ..tool import MAX_CHARS, TAIL_CHARS
+    from ..tool import TAIL_CHARS
 
     nb = session.nb
     t0 = time.monotonic()
@@ -243,7 +248,7 @@ async def _run(ctx: CallContext, session: Session, args: Any, notes: list[str]) 
         out.add_payloads(payloads)
     after = _endings(session, ran, indices)
     saved, save_notes = await _save(ctx, session)
-    limit = int(ctx.run.options.get("eval_max_chars", MAX_CHARS))
+    limit = _limit(ctx)
     body = out.render(limit, min(TAIL_CHARS, limit // 3))
     ran_span = cells.span([r.index for r in ran])
     if not ran:
