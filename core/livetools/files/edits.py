@@ -123,17 +123,30 @@ class StagedEdit:
     def files(self) -> list[str]:
         return [relpath(self.root, c.path) for c in self.changes]
 
-    def diff(self, max_lines: int = 200) -> str:
-        """A unified diff of the whole change, capped with the count of lines cut."""
+    def diff(self, max_lines: int = 200, moved: Mapping[Path, Path] | None = None) -> str:
+        """A unified diff of the whole change, capped with the count of lines cut. `moved` (old
+        path -> new path) shows a file the change moves as one diff from its old name to its
+        new one (a line saying so when only the name changed), not a deletion and a creation."""
         import difflib
 
+        by_path = {c.path: c for c in self.changes}
+        pairs = {a: b for a, b in (moved or {}).items() if a in by_path and b in by_path}
         lines: list[str] = []
         for change in self.changes:
+            if change.path in pairs.values():
+                continue
             name = relpath(self.root, change.path)
+            after_change, after_name = change, name
+            if change.path in pairs:
+                after_change = by_path[pairs[change.path]]
+                after_name = relpath(self.root, after_change.path)
             old = (change.original or b"").decode("utf-8", "replace").splitlines(keepends=True)
-            new = (change.new or b"").decode("utf-8", "replace").splitlines(keepends=True)
+            new = (after_change.new or b"").decode("utf-8", "replace").splitlines(keepends=True)
+            if change.path in pairs and old == new:
+                lines.append(f"moved {name} -> {after_name} (content unchanged)\n")
+                continue
             before = f"a/{name}" if change.original is not None else "/dev/null"
-            after = f"b/{name}" if change.new is not None else "/dev/null"
+            after = f"b/{after_name}" if after_change.new is not None else "/dev/null"
             for line in difflib.unified_diff(old, new, before, after, n=2):
                 lines.append(line if line.endswith("\n") else line + "\n")
         if len(lines) > max_lines:

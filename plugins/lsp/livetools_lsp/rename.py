@@ -10,6 +10,7 @@ import contextlib
 import itertools
 import re
 from collections.abc import Awaitable, Callable
+from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Any
 
@@ -41,6 +42,7 @@ from .completeness import (
 )
 from .jsonrpc import RpcTimeout
 from .ledger import significant
+from .moves import move_file
 from .positions import LineIndex
 from .server import LanguageServer, uri_path
 from .supervisor import Supervisor
@@ -54,12 +56,13 @@ class RenameArgs(BaseModel):
     symbol: str | None = Field(None, description="The name on that line; name#2 = 2nd match.")
     new_name: str | None = Field(None, min_length=1)
     preview: bool = Field(False, description="Stage only: a diff and an edit_id for resolve.")
-    apply: str | None = Field(None, description="Instead: a code action id from lsp code_actions.")
+    apply: str | None = Field(None, description="A code action id from lsp code_actions.")
+    move_to: str | None = None
 
 
 DESCRIPTION = (
-    "Rename a symbol project-wide (file, line, symbol as in lsp; new_name), or apply a code "
-    "action; all files change atomically or none."
+    "Rename a symbol project-wide (file, line, symbol as in lsp; new_name), apply a code "
+    "action, or move file to move_to (imports follow); all files change or none."
 )
 
 
@@ -83,6 +86,8 @@ class Workspace:
         self.edits: dict[Path, int] = {}
         self.moves: list[str] = []
         self.moved_from: list[Path] = []
+        self.moved_to: dict[Path, Path] = {}  # for the diff: a move, not a delete and a create
+        self.replaced: dict[Path, list[tuple[str, str]]] = {}  # (covered, new text) per edit
 
     def stage(self, what: str, again: str) -> StagedEdit:
         """The files whose bytes change, staged; refused when one changed on disk since it was
@@ -134,6 +139,7 @@ class Workspace:
         spans.sort(key=lambda s: (s[0], s[1]))
         for start, end, new_text in spans:
             self._check(path, text, start, end, new_text)
+            self.replaced.setdefault(path, []).append((text[start:end], new_text))
         for (_, end_a, _), (start_b, _, _) in itertools.pairwise(spans):
             if start_b < end_a:
                 raise ToolError(
@@ -187,6 +193,7 @@ class Workspace:
                 )
             self.texts[new] = self._text(old)
             self.texts[old] = None
+            self.moved_to[old] = new
             self.edits[new] = self.edits.pop(old, 0)
             self.moves.append(f"{relpath(self.root, old)} -> {relpath(self.root, new)}")
         elif kind == "delete":
@@ -266,34 +273,30 @@ async def _complete(
     return note(mentions, old)
 
 
-def _stage(
+def stage_for_resolve(
     ctx: CallContext,
-    sup: Supervisor,
     staged: StagedEdit,
     edited: dict[str, int],
-    old: str,
-    new: str,
+    proposal: str,
     diff: str,
+    around: Callable[[], AbstractContextManager[object]],
 ) -> Result:
-    """`preview`: the rename staged in the run's ledger for `resolve`, which checks every file
-    against what was read here before it writes (the same all-or-nothing write)."""
+    """`preview`: the change staged in the run's ledger for `resolve`, which checks every file
+    against what was read here before it writes (the same all-or-nothing write). `around` is
+    entered around that write (a rename's ledger reads old diagnostics renamed)."""
     if ctx.run.registry.get("resolve") is None:
         raise ToolError(
             "preview needs the resolve tool (the astgrep family), which this run does not "
             "have; nothing was changed. Call lsp_rename without preview"
         )
     total = sum(edited.values())
-    ledger = sup.ledger
-    edit_id = ctx.run.staged.add(
-        Staged(staged, total, list(edited), "lsp_rename", lambda: ledger.renaming(old, new))
-    )
+    files = list(edited) or staged.files()
+    edit_id = ctx.run.staged.add(Staged(staged, total, files, "lsp_rename", around))
     head = (
-        f'(proposed) rename "{old}" → "{new}": {total} edits in {len(edited)} files: '
-        + ", ".join(f"{f} ({n})" for f, n in edited.items())
-        + f'; nothing written yet. Call resolve with edit_id "{edit_id}" and action "accept" '
-        'to write, or "discard"'
+        f'{proposal}; nothing written yet. Call resolve with edit_id "{edit_id}" and action '
+        '"accept" to write, or "discard"'
     )
-    data = {"edit_id": edit_id, "files": list(edited), "edits": edited}
+    data = {"edit_id": edit_id, "files": files, "edits": edited}
     return Result("\n".join([head, diff]), data)
 
 
@@ -307,9 +310,18 @@ async def lsp_rename(ctx: CallContext, args: RenameArgs) -> Result:
 
     sup: Supervisor = ctx.resource
     if args.apply is not None:
-        if args.new_name is not None or args.preview:
+        if args.new_name is not None or args.preview or args.move_to is not None:
             raise ToolError("apply takes only the action id; rename with new_name separately")
         return await apply_action(ctx, sup, args.apply)
+    if args.move_to is not None:
+        extra = [k for k in ("line", "symbol", "new_name") if getattr(args, k) is not None]
+        if extra or args.file is None:
+            raise ToolError(
+                "move_to moves a whole file: pass file and move_to only"
+                + (f" (not {', '.join(extra)})" if extra else " (file is missing)")
+            )
+        path = _file_path(sup, args.file, "lsp_rename")
+        return await move_file(ctx, sup, path, args.move_to, args.preview)
     if args.file is None or args.line is None or args.symbol is None or args.new_name is None:
         given = [k for k in ("file", "line", "symbol", "new_name") if getattr(args, k) is None]
         raise ToolError(
@@ -373,10 +385,16 @@ async def lsp_rename(ctx: CallContext, args: RenameArgs) -> Result:
     staged = work.stage("rename", "Rename again.")
     if not staged.changes:
         raise ToolError(f"the rename to {args.new_name} changes nothing; nothing was written")
-    diff = staged.diff(DIFF_LINES)
+    diff = staged.diff(DIFF_LINES, work.moved_to)
     edited = {relpath(sup.root, p): n for p, n in work.edits.items() if n}
     if args.preview:
-        return _stage(ctx, sup, staged, edited, old, args.new_name, diff)
+        total = sum(edited.values())
+        proposal = f'(proposed) rename "{old}" → "{new_name}": {total} edits in {len(edited)} '
+        proposal += "files: " + ", ".join(f"{f} ({n})" for f, n in edited.items())
+        ledger = sup.ledger
+        return stage_for_resolve(
+            ctx, staged, edited, proposal, diff, lambda: ledger.renaming(old, new_name)
+        )
     card = f'rename "{old}" → "{args.new_name}": {sum(edited.values())} edits in {len(edited)} '
     await confirm(ctx, card + "files: " + ", ".join(f"{f} ({n})" for f, n in edited.items()))
     try:
