@@ -152,6 +152,17 @@ CASES = [
         init_options=dict(VIM[0].init_options or {}),
         package="npm install -g vim-language-server@2.3.1",
     ),
+    Case(
+        "virtualfish",
+        "fish-lsp",
+        ("fish-lsp", "start"),
+        "fish",
+        (".fish",),
+        "virtualfish",
+        actions=("symbols", "definition", "references", "hover"),
+        positions=10,
+        package="npm install -g fish-lsp@1.1.4 (and apt-get install fish)",
+    ),
 ]
 
 
