@@ -86,7 +86,8 @@ def dump(nb: Any) -> bytes:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         text = nbformat.writes(nb)
-    return (text if text.endswith("\n") else text + "\n").encode("utf-8")
+    text = text if text.endswith("\n") else text + "\n"
+    return text.encode("utf-8", "replace")  # a lone surrogate from a kernel becomes "?"
 
 
 def new_notebook(kernelspec: dict[str, str]) -> Any:
