@@ -312,3 +312,24 @@ async def test_a_deno_notebook(tmp_path: Path) -> None:
         nbformat.validate(nb)
         again = await cell(run, "x * 2", notebook="d.ipynb")
         assert "40" in again.text
+
+
+async def test_an_installed_kernelspec_runs_its_notebooks(tmp_path: Path) -> None:
+    """A notebook naming an installed kernelspec (bash_kernel; IRkernel when R is there) runs
+    in that kernel, found by the kernelspec's own name."""
+    from tests.eval.test_installed import need_kernelspec
+
+    need_kernelspec("bash")
+    write_nb(
+        tmp_path / "b.ipynb",
+        [nbformat.v4.new_code_cell("X=41; echo $((X + 1))")],
+        kernelspec={"name": "bash", "language": "bash", "display_name": "Bash"},
+    )
+    async with open_run(tmp_path, eval_idle_timeout=30) as run:
+        read = await cell(run, "", notebook="b.ipynb", op="read")
+        assert "kernel bash → bash (bash), not started" in read.text, read.text
+        ran = await cell(run, "", notebook="b.ipynb")
+        assert "In [1] ──\n42" in ran.text, ran.text
+        saved = nbformat.read(tmp_path / "b.ipynb", as_version=4)
+        assert saved.cells[0].outputs[0]["text"] == "42\n"
+        assert saved.metadata["language_info"]["name"] == "bash"
