@@ -24,6 +24,7 @@ NPM = "bash plugins/lsp/deps/npm.sh"
 TOMBI = "uv tool install tombi==1.9.6 (plugins/lsp/deps/npm.sh)"
 OUTLINE = ("symbols", "hover")
 ALL = ("symbols", "definition", "references", "hover")
+NO_REFERENCES = ("symbols", "definition", "hover")  # docker-langserver: "Unhandled method"
 
 
 _KEY = re.compile(r'"([A-Za-z_$][\w$-]*)"\s*:')
@@ -40,6 +41,32 @@ def _key_positions(root: Path, files: list[Path], count: int) -> list[Position]:
                 if content.count(m.group(1)) == 1:
                     pool.append(Position(rel, number, m.group(1), m.start(1)))
     return sample(pool, count, seed=12)
+
+
+_INSTRUCTION = re.compile(r"^([A-Z]+)\s")
+_VARIABLE = re.compile(r"\$\{?([A-Za-z_]\w*)|^ARG ([A-Za-z_]\w*)")
+
+
+def _docker_positions(root: Path, files: list[Path], count: int) -> list[Position]:
+    """Instructions (hover) and build arguments (definition, references): the harness's
+    identifiers in a Dockerfile are mostly words of shell commands, where nothing answers."""
+    pool: list[Position] = []
+    for path in files:
+        rel = path.relative_to(root).as_posix()
+        for number, content in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+            if m := _INSTRUCTION.match(content):
+                pool.append(Position(rel, number, m.group(1), 0))
+            for m in _VARIABLE.finditer(content):
+                group = 1 if m.group(1) else 2
+                name = m.group(group)
+                if content.count(name) == 1:
+                    pool.append(Position(rel, number, name, m.start(group)))
+    return sample(pool, count, seed=12)
+
+
+def _graphql_config(root: Path) -> None:
+    """The config a GraphQL project keeps beside its schema (the package ships none)."""
+    (root / ".graphqlrc.yml").write_text("schema: testdata/swapi.graphql\n", encoding="utf-8")
 
 
 def _spec(server: str) -> ServerSpec:
@@ -81,6 +108,25 @@ CASES = [
     ),
     _case("monolog", "intelephense", "php", ".php", actions=ALL),
     _case("maturin", "tombi", "toml", ".toml", actions=ALL, package=TOMBI),
+    _case(
+        "devcontainers-cli",
+        "docker-langserver",
+        "dockerfile",
+        ".Dockerfile",
+        actions=NO_REFERENCES,
+        positions=10,
+    ),
+    _case("carbon-svelte", "svelte-language-server", "svelte", ".svelte", actions=ALL),
+    _case(
+        "gqlparser",
+        "graphql-lsp",
+        "graphql",
+        ".graphql",
+        under="testdata",
+        actions=ALL,
+        setup=_graphql_config,
+    ),
+    _case("create-t3-app", "prisma-language-server", "prisma", ".prisma", actions=ALL),
 ]
 
 
@@ -91,6 +137,8 @@ async def test_npm_server_agrees_with_a_raw_client(
 ) -> None:
     if case.language in ("json", "jsonc"):
         monkeypatch.setattr(harness, "positions", _key_positions)
+    if case.language == "dockerfile":
+        monkeypatch.setattr(harness, "positions", _docker_positions)
     check(await differential(case, tmp_path), case)
 
 
