@@ -14,6 +14,13 @@ if ((${#apt_missing[@]})); then
         -o DPkg::Lock::Timeout=600 "${apt_missing[@]}"
 fi
 
+# arity (R): a Rust binary in a PyPI wheel, in its own uv tool environment, its command linked
+# into a folder on PATH (as deps/pypi.sh does).
+if ! arity --version 2>/dev/null | grep -qF 0.27.0; then
+    if command -v uv >/dev/null 2>&1; then UV=(uv); else UV=(python3 -m uv); fi
+    UV_TOOL_BIN_DIR="${UV_TOOL_BIN_DIR:-/usr/local/bin}" "${UV[@]}" tool install --force --quiet arity==0.27.0
+fi
+
 npm_missing=()
 command -v vim-language-server >/dev/null 2>&1 || npm_missing+=(vim-language-server@2.3.1)
 command -v fish-lsp >/dev/null 2>&1 || npm_missing+=(fish-lsp@1.1.4)

@@ -80,6 +80,13 @@ def _uri(root: Path) -> None:
     (root / "Makefile.PL").write_text("use ExtUtils::MakeMaker;\nWriteMakefile(NAME => 'URI');\n")
 
 
+def _tools(root: Path) -> None:
+    """The DESCRIPTION that R's build writes from DESCRIPTION.in (arity reads the package's)."""
+    pkg = root / "src/library/tools"
+    text = (pkg / "DESCRIPTION.in").read_text(encoding="utf-8")
+    (pkg / "DESCRIPTION").write_text(text.replace("@VERSION@", "4.2.2"), encoding="utf-8")
+
+
 # -- the cases -----------------------------------------------------------------------------------
 
 CASES = [
@@ -162,6 +169,18 @@ CASES = [
         actions=("symbols", "definition", "references", "hover"),
         positions=10,
         package="npm install -g fish-lsp@1.1.4 (and apt-get install fish)",
+    ),
+    Case(
+        "r-tools",
+        "arity",
+        ("arity", "lsp"),
+        "r",
+        (".R",),
+        "src/library/tools/R",
+        _tools,
+        actions=("symbols", "definition", "references", "hover"),
+        positions=10,
+        package="uv tool install arity==0.27.0",
     ),
 ]
 
@@ -328,4 +347,36 @@ async def test_rxjs_diagnostics_agree_with_tsc_7(
             print(differs(rel, ours, mine_cli))
     print(f"tsgo diagnostics vs tsc 7: {agreed}/{len(files)} files agree")
     assert cli, "tsc 7 found no error in rxjs: the file this test was built on changed"
+    assert agreed == len(files)
+
+
+@realworld
+async def test_tools_diagnostics_agree_with_arity_lint(tmp_path: Path) -> None:
+    """arity's findings through `lsp diagnostics` against `arity lint` over the whole package
+    (both see the package: DESCRIPTION, NAMESPACE, every file's definitions)."""
+    arity = binary("arity", "uv tool install arity==0.27.0")
+    root = corpus_copy("r-tools", tmp_path)
+    _tools(root)
+    package = "src/library/tools/R"
+    proc = await asyncio.create_subprocess_exec(
+        *(arity, "lint", "--output", "concise", "--color", "never", package),
+        cwd=root,
+        stdout=asyncio.subprocess.DEVNULL,
+        stderr=asyncio.subprocess.PIPE,
+    )
+    _, out = await asyncio.wait_for(proc.communicate(), 120)  # it reports on stderr
+    cli: dict[str, list[tuple[int, str]]] = {}
+    for m in re.finditer(r"^(\S+?):(\d+):\d+: \w+ \[([\w-]+)\]", out.decode(), re.M):
+        cli.setdefault(m.group(1), []).append((int(m.group(2)), m.group(3)))
+    pool = sorted(p.relative_to(root).as_posix() for p in (root / package).glob("*.R"))
+    files = sample(pool, 4, seed=7)
+    agreed = 0
+    async with lsp_run(root, ["arity"]) as run:
+        for rel in files:
+            ours = sorted((d["line"], str(d["code"])) for d in await our_diagnostics(run, rel))
+            theirs = sorted(cli.get(rel, []))
+            agreed += ours == theirs
+            print(differs(rel, ours, theirs))
+    print(f"arity diagnostics vs arity lint: {agreed}/{len(files)} files agree")
+    assert sum(len(v) for v in cli.values()), "arity lint found nothing: check its output format"
     assert agreed == len(files)
