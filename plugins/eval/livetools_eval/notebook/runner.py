@@ -166,6 +166,9 @@ async def run_cells(
     from ..idioms import RewriteError, rewrite
     from ..tool import IDLE_TIMEOUT, INTERRUPT_GRACE
 
+    cells = session.nb.cells
+    if not any(cells[i].cell_type == "code" and cells[i].source.strip() for i in indices):
+        return [], []  # markdown or empty cells only: no kernel is needed
     options = ctx.run.options
     idle = float(options.get("eval_idle_timeout", IDLE_TIMEOUT))
     grace = float(options.get("eval_interrupt_grace", INTERRUPT_GRACE))
