@@ -36,15 +36,19 @@ class LaunchInfo:
     # here: the DAP wire maps them to the inside (see Session).
     sandbox: Sandbox | None = None
     just_my_code: bool = True  # False: breakpoints and stops in installed packages too
+    module: str | None = None  # run this module (`python -m`) instead of `program`
+    env: dict[str, str] = field(default_factory=dict)  # added to the debuggee's environment
+    stop_on_entry: bool = False
 
 
 @dataclass(frozen=True)
 class AttachInfo:
     host: str
-    port: int
+    port: int  # 0 with a pid
     cwd: Path
     root: Path
     sandbox: Sandbox | None = None
+    pid: int | None = None  # attach to this local process instead of a port
 
 
 @dataclass(frozen=True)
@@ -85,6 +89,7 @@ class Adapter:
     # Evaluated once per session at its first stop, with no frame (before anything else is
     # asked there): a setting inside the debuggee that the adapter offers no request for.
     first_stop: str | None = None
+    modules: bool = False  # launches a module by name (`options.module`)
     # A console line of the adapter saying a step was cut short by a breakpoint elsewhere, after
     # which it steps again only once `continue` has finished that step (dlv).
     step_interrupted: str | None = None
@@ -176,19 +181,61 @@ def project_python(cwd: Path, root: Path, sandbox: Sandbox | None = None) -> str
 
 
 def _debugpy_launch(info: LaunchInfo) -> dict[str, Any]:
-    return {
+    python = None if info.module else script_python(info.program, info.root, info.sandbox)
+    config: dict[str, Any] = {
         "type": "debugpy",
         "request": "launch",
-        "program": str(info.program),
         "args": info.args,
         "cwd": str(info.cwd),
         "console": "internalConsole",  # integratedTerminal needs runInTerminal: it hangs
         "redirectOutput": True,
         "justMyCode": info.just_my_code,
-        "stopOnEntry": False,
-        "python": [project_python(info.cwd, info.root, info.sandbox)],
+        "stopOnEntry": info.stop_on_entry,
+        "python": [python or project_python(info.cwd, info.root, info.sandbox)],
         "subProcess": False,  # else a child waits for a debugger and the parent never ends
     }
+    if info.module:
+        config["module"] = info.module
+    else:
+        config["program"] = str(info.program)
+    if info.env:
+        config["env"] = dict(info.env)
+    return config
+
+
+def python_shebang(program: Path) -> str | None:
+    """The interpreter a script's `#!` line names when it is a Python one (`#!/x/.venv/bin/python`,
+    `#!/usr/bin/env python3`): a console script such as `.venv/bin/sqlformat` has no .py suffix."""
+    try:
+        if not stat.S_ISREG(program.stat().st_mode):
+            return None  # opening a FIFO blocks
+        with program.open("rb") as f:
+            first = f.readline(512)
+    except OSError:
+        return None
+    if not first.startswith(b"#!"):
+        return None
+    words = first[2:].decode("utf-8", "replace").split()
+    if words and os.path.basename(words[0]) == "env" and len(words) > 1:
+        words = words[1:]
+    if words and re.fullmatch(r"python(\d+(\.\d+)?)?", os.path.basename(words[0])):
+        return words[0]
+    return None
+
+
+def _is_python(program: Path) -> bool:
+    return program.suffix == ".py" or (program.suffix == "" and python_shebang(program) is not None)
+
+
+def script_python(program: Path, root: Path, sandbox: Sandbox | None) -> str | None:
+    """A console script's own interpreter (its venv's, which has its packages), when the
+    shebang names one that exists: inside the root only, in a sandbox (the wire maps those)."""
+    named = python_shebang(program) if program.suffix != ".py" else None
+    if named is None or not os.path.isabs(named) or not os.access(named, os.X_OK):
+        return None
+    if sandbox is not None and not Path(named).is_relative_to(root):
+        return None
+    return named
 
 
 # Runs in the stopped frame. It writes the marker only down fds 1 and 2 that are still pipes (the
@@ -229,7 +276,10 @@ _DEBUGPY_NODELAY = (
 
 
 def _debugpy_attach(info: AttachInfo) -> dict[str, Any]:
-    return {"type": "debugpy", "request": "attach", "justMyCode": True, "subProcess": False}
+    config = {"type": "debugpy", "request": "attach", "justMyCode": True, "subProcess": False}
+    if info.pid is not None:
+        config["processId"] = info.pid  # the adapter injects debugpy (with gdb) and connects
+    return config
 
 
 def _python_binary() -> tuple[str, ...]:
@@ -245,7 +295,7 @@ DEBUGPY = Adapter(
     sandbox_binaries=("python3", "python"),  # a sandbox without it: its python, if it has debugpy
     probe_args=("-c", "import debugpy"),
     markers=("pyproject.toml", "setup.py", "requirements.txt"),
-    extensions=(".py",),
+    claims=_is_python,  # a .py file or a script with a python shebang (a console script)
     launch_config=_debugpy_launch,
     attach_config=_debugpy_attach,
     attach_direct=True,
@@ -257,6 +307,7 @@ DEBUGPY = Adapter(
     output_sync=_DEBUGPY_OUTPUT_SYNC,
     internal_frames=r"[/\\](runpy\.py|debugpy[/\\])",
     first_stop=_DEBUGPY_NODELAY,
+    modules=True,
     description="Python (debugpy, shipped with the plugin)",
 )
 
@@ -323,7 +374,8 @@ def _lldb_launch(info: LaunchInfo) -> dict[str, Any]:
         "program": str(info.program),
         "args": info.args,
         "cwd": str(info.cwd),
-        "stopOnEntry": False,
+        "stopOnEntry": info.stop_on_entry,
+        "env": [f"{k}={v}" for k, v in info.env.items()],
         "initCommands": [
             *_lldb_init(built_on_host(info.program, info.sandbox)),
             # rustc's formatters: Strings, Vecs and HashMaps read like Rust
@@ -338,6 +390,8 @@ def _lldb_attach(info: AttachInfo) -> dict[str, Any]:
     the stop event), and lldb-dap's wait after attachCommands fails at once on "unloaded"
     ("process unloaded during launch or attach": 11 of 15 attaches with lldb-vscode-16 sharing
     one busy core, 0 of 15 synchronous). Without Python in lldb the `script` lines only fail."""
+    if info.pid is not None:
+        return {"request": "attach", "pid": info.pid, "initCommands": _lldb_init()}
     return {
         "request": "attach",
         "attachCommands": [
@@ -381,8 +435,10 @@ def _delve_launch(info: LaunchInfo) -> dict[str, Any]:
         "program": str(target),
         "args": info.args,
         "cwd": str(info.cwd),
-        "stopOnEntry": False,
+        "stopOnEntry": info.stop_on_entry,
     }
+    if info.env:
+        config["env"] = dict(info.env)
     # mode debug builds inside (the inside's paths); a binary built on the host names host paths:
     # `to` is the binary's side, which the wire leaves alone (see session.dap_maps).
     roots = built_on_host(program, info.sandbox) if mode == "exec" else None
@@ -392,6 +448,8 @@ def _delve_launch(info: LaunchInfo) -> dict[str, Any]:
 
 
 def _delve_attach(info: AttachInfo) -> dict[str, Any]:
+    if info.pid is not None:
+        return {"request": "attach", "mode": "local", "processId": info.pid}
     return {"request": "attach", "mode": "remote"}
 
 
@@ -425,6 +483,7 @@ def _dart_launch(info: LaunchInfo) -> dict[str, Any]:
         "program": str(info.program),
         "args": info.args,
         "cwd": str(info.cwd),
+        "env": dict(info.env),
     }
 
 

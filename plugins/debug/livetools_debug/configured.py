@@ -93,7 +93,12 @@ def _launch(template: Mapping[str, Any]) -> Any:
             "port": 0,
             "args": info.args,
         }
-        return _fill(template, values)
+        config = _fill(template, values)
+        if info.env:  # the DAP spelling most adapters take (`options.env`)
+            config.setdefault("env", dict(info.env))
+        if info.stop_on_entry:
+            config["stopOnEntry"] = True
+        return config
 
     return config
 
@@ -107,6 +112,7 @@ def _attach(template: Mapping[str, Any]) -> Any:
             "root": info.root,
             "host": info.host,
             "port": info.port,
+            "pid": info.pid or 0,
             "args": [],
         }
         return _fill(template, values)

@@ -78,6 +78,8 @@ class Breakpoint:
     message: str | None = None
     id: int | None = None
     pending: bool = False  # not yet seen by any adapter (kept for the next launch)
+    function: str | None = None  # a function breakpoint: its name (`line` is 0)
+    path: str | None = None  # where a function breakpoint resolved
 
     def update(self, body: dict[str, Any]) -> None:
         self.verified = bool(body.get("verified", False))
@@ -85,6 +87,9 @@ class Breakpoint:
         self.resolved = line if isinstance(line, int) else self.resolved
         self.message = body.get("message") or None
         self.id = body.get("id", self.id)
+        source = body.get("source")
+        if isinstance(source, dict) and isinstance(source.get("path"), str):
+            self.path = source["path"]
 
 
 @dataclass
@@ -142,6 +147,7 @@ class Session:
         self.frames: dict[int, Frame] = {}
         self.refs: dict[int, RefInfo] = {}
         self.breakpoints: dict[Path, list[Breakpoint]] = {}
+        self.functions: list[Breakpoint] = []  # function breakpoints, as the adapter answered
         # Exception filters asked for (None: the adapter's default), and a note on any it lacks.
         self.filters: list[str] | None = None
         self.filter_note: str | None = None
@@ -164,6 +170,7 @@ class Session:
         self._cut_re = re.compile(adapter.step_interrupted) if adapter.step_interrupted else None
         self.step_cut = False  # the adapter said the last step was cut short (step_interrupted)
         self.refused: str | None = None  # a command the adapter refused with a stop (dlv)
+        self._temporary: tuple[Path, list[Want]] | None = None  # run_to: the file's own set
 
     # -- state ---------------------------------------------------------------------------------
 
@@ -363,7 +370,7 @@ class Session:
         ident = body.get("id")
         if ident is None:
             return
-        for states in self.breakpoints.values():
+        for states in [*self.breakpoints.values(), self.functions]:
             for bp in states:
                 if bp.id == ident:
                     bp.update(body)
@@ -543,15 +550,25 @@ class Session:
         )
 
     async def launch(
-        self, binary: str, info: LaunchInfo, breakpoints: dict[Path, list[Want]]
+        self,
+        binary: str,
+        info: LaunchInfo,
+        breakpoints: dict[Path, list[Want]],
+        functions: list[str] | None = None,
     ) -> None:
-        await self._start(binary, info.cwd, self.adapter.launch_config(info), breakpoints)
+        config = self.adapter.launch_config(info)
+        await self._start(binary, info.cwd, config, breakpoints, functions=functions)
 
     async def attach(
-        self, binary: str | None, info: AttachInfo, breakpoints: dict[Path, list[Want]]
+        self,
+        binary: str | None,
+        info: AttachInfo,
+        breakpoints: dict[Path, list[Want]],
+        functions: list[str] | None = None,
     ) -> None:
         assert self.adapter.attach_config is not None
-        await self._start(binary, info.cwd, self.adapter.attach_config(info), breakpoints, info)
+        config = self.adapter.attach_config(info)
+        await self._start(binary, info.cwd, config, breakpoints, info, functions=functions)
 
     async def _await_listening(self, info: AttachInfo) -> None:
         """Wait (bounded, adapted to load) until something listens on the attach port, without
@@ -570,10 +587,14 @@ class Session:
         config: dict[str, Any],
         breakpoints: dict[Path, list[Want]],
         direct: AttachInfo | None = None,
+        *,
+        functions: list[str] | None = None,
     ) -> None:
         """Connect and configure; leaves the session running (or already stopped/exited).
         On failure everything started is closed and ToolError says why."""
         command = str(config.get("request", self.request))
+        if direct is not None and direct.pid is not None:
+            direct = None  # a pid: the adapter is started and attaches to it itself
         try:
             if direct is not None and self.adapter.attach_direct:
                 try:
@@ -597,6 +618,8 @@ class Session:
             await self._await_initialized(started, command)
             for path, wants in breakpoints.items():
                 await self.set_breakpoints(path, wants, strict=False)
+            if functions:
+                await self.set_functions(functions, strict=False)
             await self._exception_breakpoints()
             if self.capabilities.get("supportsConfigurationDoneRequest", True):
                 await self.client.request("configurationDone", {}, within=self.request_timeout)
@@ -722,6 +745,31 @@ class Session:
             self.breakpoints[path] = states
         else:
             self.breakpoints.pop(path, None)
+        return states
+
+    async def set_functions(self, names: list[str], *, strict: bool = True) -> list[Breakpoint]:
+        """Function breakpoints by name (the whole set: DAP replaces it). `strict` (a call): an
+        adapter without them refuses the call; at launch each says it was not set."""
+        if not self.capabilities.get("supportsFunctionBreakpoints"):
+            why = (
+                f"{self.adapter.id} has no function breakpoints (it does not declare "
+                "supportsFunctionBreakpoints)"
+            )
+            if strict:
+                raise ToolError(f"{why}; nothing was set. Use file and lines instead")
+            self.functions = [Breakpoint(0, function=n, message=f"not set: {why}") for n in names]
+            return self.functions
+        body = await self.call(
+            "setFunctionBreakpoints", {"breakpoints": [{"name": n} for n in names]}
+        )
+        states = [Breakpoint(0, function=n) for n in names]
+        for bp, answer in zip(states, body.get("breakpoints") or [], strict=False):
+            if isinstance(answer, dict):
+                bp.update(answer)
+        for bp in states:
+            if not bp.verified and not bp.message:
+                bp.message = "the adapter found no function of that name"
+        self.functions = states
         return states
 
     async def first_thread(self) -> int:
@@ -900,6 +948,35 @@ class Session:
             )
         return outcome
 
+    async def run_to(
+        self, path: Path, line: int, kept: list[Want], thread_id: int | None, grace: float
+    ) -> tuple[Outcome, Breakpoint]:
+        """`continue` with a temporary breakpoint at `line`; the file's own breakpoints
+        (`kept`) are put back at the stop, or at the next one if it is still running then."""
+        wants = sorted([*(w for w in kept if w.line != line), Want(line)], key=lambda w: w.line)
+        states = await self.set_breakpoints(path, wants)
+        bp = next(b for b in states if b.line == line)
+        if not bp.verified:
+            await self.set_breakpoints(path, kept, strict=False)
+            raise ToolError(
+                f"lines: no code at {path.name}:{line} ({bp.message or 'unverified'}); nothing ran"
+            )
+        self._temporary = (path, kept)
+        try:
+            outcome = await self.resume("run_to", "continue", thread_id, grace)
+        except BaseException:
+            await self._untemporary()
+            raise
+        if outcome.kind != "running":
+            await self._untemporary()
+        return outcome, bp
+
+    async def _untemporary(self) -> None:
+        temporary, self._temporary = self._temporary, None
+        if temporary is not None and self.live and self.client is not None:
+            with contextlib.suppress(ToolError):
+                await self.set_breakpoints(*temporary, strict=False)
+
     async def pause(self, thread_id: int | None, grace: float) -> Outcome:
         if self.state == "stopped":
             return Outcome("stopped")  # pausing a stopped target hangs some adapters
@@ -924,6 +1001,8 @@ class Session:
         if self.state == "stopped":
             if not self._tuned:
                 await self._first_stop()
+            if self._temporary is not None:  # a run_to that was still running then
+                await self._untemporary()
             try:
                 await self.describe_stop()
             except ToolError as exc:

@@ -5,7 +5,10 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import mmap
+import os
 import time
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -25,6 +28,25 @@ DEFAULT_WAIT = 10.0  # continue / step / pause: then "still running"
 DEFAULT_LAUNCH_WAIT = 30.0  # launch / attach: to the first stop
 
 
+@dataclass(frozen=True)
+class LaunchAsk:
+    """A launch as asked (kept for `restart`): a program path, or a module by name."""
+
+    program: Path | None
+    args: list[str] = field(default_factory=list)
+    adapter: str | None = None
+    just_my_code: bool = True
+    module: str | None = None
+    env: dict[str, str] = field(default_factory=dict)
+    cwd: Path | None = None
+    stop_on_entry: bool = False
+
+    @property
+    def target(self) -> Path:
+        assert self.program is not None
+        return self.program
+
+
 class DebugSupervisor(Resource):
     """Options (run.options), in seconds: `debug_ttl`, `debug_wait` (continue/step/pause),
     `debug_launch_wait` (launch to the first stop), `debug_request_timeout` (one DAP request)."""
@@ -42,6 +64,8 @@ class DebugSupervisor(Resource):
         self.attach_wait = min(self.wait, 3.0)  # an attached server usually just runs on
         self.breakpoints: dict[Path, list[Want]] = {}
         self.filters: list[str] | None = None  # exception filters asked for; None: the default
+        self.functions: list[str] = []  # function breakpoints by name, for every session
+        self.last_launch: LaunchAsk | None = None
         self.session: Session | None = None
         self._ttl_task: asyncio.Task[None] | None = None
         self._closed = False
@@ -133,64 +157,143 @@ class DebugSupervisor(Resource):
             )
 
     async def launch(
-        self, program: Path, args: list[str], adapter: str | None, just_my_code: bool = True
+        self,
+        program: Path | LaunchAsk,
+        args: list[str] | None = None,
+        adapter: str | None = None,
+        just_my_code: bool = True,
     ) -> Outcome:
+        ask = (
+            program
+            if isinstance(program, LaunchAsk)
+            else LaunchAsk(program, list(args or []), adapter, just_my_code)
+        )
         self._refuse_second()
-        found = await self.choose(program, adapter)
+        if ask.module is not None:
+            found = await self._module_adapter(ask)
+        else:
+            found = await self.choose(ask.target, ask.adapter)
         assert found.detection.binary is not None
         if found.adapter.transport == "tcp":
             what = f"adapter {found.adapter.id} ({found.adapter.description})"
             self.refuse_tcp(what, "debug a program whose adapter talks over stdio (debugpy, lldb)")
-        cwd = found.detection.root or self.root
+        cwd = ask.cwd or found.detection.root or self.root
+        target = f"-m {ask.module}" if ask.module is not None else self._rel(ask.target)
         session = Session(
             found.adapter,
             self.root,
             request="launch",
-            target=self._rel(program),
+            target=target,
             request_timeout=self.request_timeout,
             sandbox=self.sandbox,
         )
         await self._replace(session)
+        self.last_launch = ask
         info = LaunchInfo(
-            program=program,
-            args=args,
+            program=ask.program or cwd,
+            args=ask.args,
             cwd=cwd,
             root=self.root,
             sandbox=self.sandbox,
-            just_my_code=just_my_code,
+            just_my_code=ask.just_my_code,
+            module=ask.module,
+            env=dict(ask.env),
+            stop_on_entry=ask.stop_on_entry,
         )
         self._arm_ttl(session)
         session.filters = self.filters
-        await session.launch(found.detection.binary, info, dict(self.breakpoints))
+        breakpoints = dict(self.breakpoints)
+        await session.launch(found.detection.binary, info, breakpoints, list(self.functions))
         return await session.wait_first_stop(self.launch_wait)
 
-    async def attach(self, port: int, adapter: str | None) -> Outcome:
+    async def _module_adapter(self, ask: LaunchAsk) -> Usable:
+        """`options.module`: an adapter that runs modules by name (debugpy)."""
+        start = ask.cwd or self.root
+        if ask.adapter:
+            adapter = self.adapter(ask.adapter)
+            if not adapter.modules:
+                raise ToolError(
+                    f"options.module: adapter {adapter.id} cannot run a module by name "
+                    "(debugpy can); give program instead"
+                )
+        else:
+            adapter = next((a for a in self.adapters() if a.modules), None)
+            if adapter is None:
+                raise ToolError("options.module: no adapter here runs a module by name")
+        found = await check(adapter, start, self.root, self.sandbox)
+        if not found.usable:
+            raise ToolError(f"adapter {adapter.id} is not usable here: {found.reason}")
+        return found
+
+    async def restart(self) -> Outcome:
+        """The last launch again, with the breakpoints and filters as they are now."""
+        ask = self.last_launch
+        if ask is None:
+            if self.session is not None and self.session.request == "attach":
+                raise ToolError("restart relaunches a launched program; `attach` again instead")
+            raise ToolError("nothing to restart: no program was launched in this conversation")
+        if self.session is not None and self.session.live:
+            self.session.ended_reason = "restarted"
+            await self.session.close("ended")
+        return await self.launch(ask)
+
+    async def attach(
+        self, port: int | None, adapter: str | None, pid: int | None = None
+    ) -> Outcome:
         """In a sandbox (with the host's network) the debug server is taken to run inside it,
-        as the conversation's code does: the frames are path-mapped like a launch's."""
+        as the conversation's code does: the frames are path-mapped like a launch's. A pid is
+        a process of this host: the adapter attaches to it with ptrace."""
         self._refuse_second()
-        chosen = await self._attach_adapter(adapter)
+        if pid is not None:
+            if self.sandbox is not None:
+                raise ToolError(
+                    f"pid: attaching to a process by id is not available in sandbox "
+                    f"{self.sandbox.describe()} (its processes are not this host's); "
+                    "start the program listening and attach to its port"
+                )
+            adapter = adapter or guess_adapter(pid)
+        chosen = await self._attach_adapter(adapter, by_pid=pid is not None)
         a = chosen.adapter
-        self.refuse_tcp(f"attach to port {port} (adapter {a.id})", "`launch` the program instead")
+        if pid is None:
+            assert port is not None
+            what = f"attach to port {port} (adapter {a.id})"
+            self.refuse_tcp(what, "`launch` the program instead")
+        elif a.transport == "tcp":
+            self.refuse_tcp(f"adapter {a.id}", "`launch` the program instead")
         timeout = self.request_timeout
         session = Session(
             a,
             self.root,
             request="attach",
-            target=f"port {port}",
+            target=f"port {port}" if pid is None else f"pid {pid}",
             request_timeout=timeout,
             sandbox=self.sandbox,
         )
         await self._replace(session)
+        self.last_launch = None
         cwd = chosen.detection.root or self.root
         info = AttachInfo(
-            host="127.0.0.1", port=port, cwd=cwd, root=self.root, sandbox=self.sandbox
+            host="127.0.0.1",
+            port=port or 0,
+            cwd=cwd,
+            root=self.root,
+            sandbox=self.sandbox,
+            pid=pid,
         )
         self._arm_ttl(session)
         session.filters = self.filters
-        await session.attach(chosen.detection.binary, info, dict(self.breakpoints))
+        breakpoints = dict(self.breakpoints)
+        await session.attach(chosen.detection.binary, info, breakpoints, list(self.functions))
         return await session.wait_first_stop(self.attach_wait)
 
-    async def _attach_adapter(self, name: str | None) -> Usable:
+    async def _attach_adapter(self, name: str | None, by_pid: bool = False) -> Usable:
+        if name and by_pid:
+            found = await check(self.adapter(name), self.root, self.root, self.sandbox)
+            if found.adapter.attach_config is None:
+                raise ToolError(f"adapter {name} cannot attach")
+            if not found.usable:
+                raise ToolError(f"adapter {name} is not usable here: {found.reason}")
+            return found
         if name:
             found = await check(self.adapter(name), self.root, self.root, self.sandbox)
             if found.adapter.attach_config is None:
@@ -265,6 +368,17 @@ class DebugSupervisor(Resource):
         assert session is not None
         return await session.set_breakpoints(path, wants)
 
+    async def set_functions(self, names: list[str]) -> list[Any] | None:
+        """Function breakpoints (the whole set), for this and later sessions: sent now if a
+        session lives (refused, naming why, where the adapter has none); else at launch."""
+        session = self.session
+        if session is None or not session.live or session.client is None:
+            self.functions = names
+            return None
+        states = await session.set_functions(names)
+        self.functions = names
+        return states
+
     async def set_filters(self, filters: list[str]) -> str:
         """The exception filters, for this and later sessions: sent now, checked against the
         live adapter's declared names; else at the next launch."""
@@ -310,6 +424,27 @@ class DebugSupervisor(Resource):
                 await self._ttl_task
         if self.session is not None:
             await self.session.close("ended")
+
+
+def guess_adapter(pid: int) -> str:
+    """The adapter for a running process: a Python interpreter is debugpy's, a Go binary
+    delve's (its build id note), anything else lldb's."""
+    try:
+        exe = os.readlink(f"/proc/{pid}/exe")
+    except FileNotFoundError:
+        raise ToolError(f"pid: no process {pid} on this host") from None
+    except OSError as exc:
+        raise ToolError(f"pid: cannot read process {pid}: {exc.strerror}") from None
+    name = os.path.basename(exe)
+    if name.startswith("python"):
+        return "debugpy"
+    try:
+        with open(exe, "rb") as f, mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as data:
+            if data.find(b"\xff Go buildinf:") >= 0:
+                return "delve"
+    except (OSError, ValueError):
+        pass
+    return "lldb"
 
 
 def shares_host_network(sandbox: Sandbox) -> bool:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import stat
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable
@@ -30,7 +31,7 @@ from . import rust
 from .breakpoints import BreakSpec, Want, declared_filters, wants_of
 from .paths import shown
 from .session import MAX_FETCH_CHILDREN, Breakpoint, Frame, Outcome, RefInfo, Session, Stop
-from .supervisor import DebugSupervisor
+from .supervisor import DebugSupervisor, LaunchAsk
 
 STACK_CAP = 30
 CHILDREN_CAP = 50
@@ -45,8 +46,10 @@ Op = Literal[
     "breakpoints",
     "exceptions",
     "launch",
+    "restart",
     "attach",
     "continue",
+    "run_to",
     "pause",
     "step_over",
     "step_in",
@@ -56,6 +59,7 @@ Op = Literal[
     "scopes",
     "variables",
     "evaluate",
+    "set",
     "output",
     "terminate",
 ]
@@ -63,28 +67,42 @@ Op = Literal[
 DESCRIPTION = (
     "DAP debugger (Python, C/C++/Rust, Go); one session per conversation, 30 min TTL. "
     "breakpoints(file,lines; [] clears), exceptions(filters) work before launch. "
-    "launch/continue/pause/step_* return at the next stop, the exit or 'still running'. "
-    "stack: frame ids; scopes/variables: refs. adapters: what works here."
+    "Resuming ops return at the next stop, the exit or 'still running'. run_to: file,lines=[N]. "
+    "set: expression 'x = 1'. adapters: what works here."
 )
+
+
+class LaunchOptions(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    module: str | None = None
+    env: dict[str, str] | None = None
+    cwd: str | None = None
+    stop_on_entry: bool | None = None
+    just_my_code: bool | None = None
 
 
 class DebugArgs(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     op: Op
-    file: str | None = Field(None, description="breakpoints: source file")
-    lines: list[int | BreakSpec] | None = Field(
-        None, description="breakpoints: 1-based lines or {line,condition,hit_count,log_message}"
+    file: str | None = Field(None, description="source file")
+    lines: list[int | BreakSpec | str] | None = Field(
+        None, description="lines, {line,condition,hit_count,log_message} or function names"
     )
     filters: list[str] | None = Field(None, description="exceptions: filter names")
-    just_my_code: bool | None = Field(None, description="launch: false: libraries too")
+    just_my_code: bool | None = None  # options.just_my_code, still taken here (not shown)
     program: str | None = Field(None, description="launch: script, binary or Go package")
-    args: list[str] | None = Field(None, description="launch: program arguments")
+    args: list[str] | None = Field(None, description="launch: arguments")
     adapter: str | None = Field(None, description="launch/attach: adapter id")
     port: int | None = Field(None, description="attach: localhost port")
+    pid: int | None = None
+    options: LaunchOptions | None = Field(
+        None, description="launch: {module,env,cwd,stop_on_entry,just_my_code}"
+    )
     thread_id: int | None = None
     frame_id: int | None = None
-    reference: int | None = Field(None, description="variables: ref from scopes/variables")
+    reference: int | None = Field(None, description="from scopes/variables")
     expression: str | None = None
     start: int | None = Field(None, description="page start (output: <0 = tail)")
 
@@ -100,7 +118,12 @@ class DebugArgs(BaseModel):
             if prop.get("default", 0) is None:
                 del prop["default"]
         # A breakpoint object's keys are in the description: its own schema cost 230 bytes.
-        schema["properties"]["lines"]["items"] = {"type": ["integer", "object"]}
+        schema["properties"]["lines"]["items"] = {"type": ["integer", "object", "string"]}
+        schema["properties"]["options"] = {
+            "description": schema["properties"]["options"]["description"],
+            "type": "object",
+        }
+        schema["properties"].pop("just_my_code")  # moved into options (cost 68 bytes here)
         schema.pop("$defs", None)
         return schema
 
@@ -111,7 +134,8 @@ class DebugArgs(BaseModel):
 def _where(root: Path, frame: Frame | None) -> str:
     if frame is None:
         return "(no frame)"
-    place = f"{shown(root, frame.path)}:{frame.line}" if frame.path else "(no source)"
+    line = f":{frame.line}" if frame.line else ""
+    place = f"{shown(root, frame.path)}{line}" if frame.path else "(no source)"
     return f"{place} in {frame.name}"
 
 
@@ -325,6 +349,7 @@ async def op_status(sup: DebugSupervisor, args: DebugArgs) -> Result:
         for path, states in _breakpoint_view(sup).items()
         for line in (format_breakpoints(sup.root, path, states) if states else [])
     ]
+    bps += format_functions(sup.root, _function_view(sup))
     if session is None:
         lines = ["no debug session; `launch` a program or `attach` to a port"]
         data: dict[str, Any] = {"state": None}
@@ -394,16 +419,38 @@ def _breakpoint_view(sup: DebugSupervisor) -> dict[Path, list[Breakpoint]]:
     return view
 
 
+def _function_view(sup: DebugSupervisor) -> list[Breakpoint]:
+    session = sup.session
+    if session is not None and session.live and session.client is not None:
+        return session.functions
+    return [Breakpoint(0, function=n, pending=True) for n in sup.functions]
+
+
 async def op_breakpoints(sup: DebugSupervisor, args: DebugArgs) -> Result:
+    entries = args.lines
+    names = [x for x in entries or [] if isinstance(x, str)]
+    for i, x in enumerate(entries or []):
+        if isinstance(x, str) and not x.strip():
+            raise ToolError(f"lines[{i}] is an empty function name")
     if args.file is None:
-        if args.lines:
-            raise ToolError("breakpoints needs file together with lines")
-        return await op_status(sup, args)
-    lines = _need(args.lines, "breakpoints", "lines", "a list of 1-based lines; [] clears the file")
+        if entries is None:
+            return await op_status(sup, args)
+        if len(names) < len(entries):
+            raise ToolError("breakpoints needs file together with line numbers")
+        return await _function_breakpoints(sup, names)  # [] clears them
+    lines = _need(entries, "breakpoints", "lines", "a list of 1-based lines; [] clears the file")
     path = resolve_path(sup.root, args.file, must_exist=True)
     if not path.is_file():
         raise ToolError(f"{relpath(sup.root, path)} is not a file")
-    wanted: list[Want] = wants_of(lines)
+    wanted: list[Want] = wants_of([x for x in lines if not isinstance(x, str)])
+    result = await _line_breakpoints(sup, path, wanted)
+    if names:
+        functions = await _function_breakpoints(sup, names)
+        result = Result(f"{result.text}\n{functions.text}", data=[*result.data, *functions.data])
+    return result
+
+
+async def _line_breakpoints(sup: DebugSupervisor, path: Path, wanted: list[Want]) -> Result:
     states = await sup.set_breakpoints(path, wanted)
     rel = relpath(sup.root, path)
     if not wanted:
@@ -420,6 +467,48 @@ async def op_breakpoints(sup: DebugSupervisor, args: DebugArgs) -> Result:
     )
 
 
+async def _function_breakpoints(sup: DebugSupervisor, names: list[str]) -> Result:
+    names = list(dict.fromkeys(n.strip() for n in names))
+    states = await sup.set_functions(names)
+    if not names:
+        return Result("cleared function breakpoints", data=[])
+    if states is None:
+        states = [Breakpoint(0, function=n, pending=True) for n in names]
+    return Result(
+        "\n".join(format_functions(sup.root, states)), data=function_data(sup.root, states)
+    )
+
+
+def format_functions(root: Path, states: list[Breakpoint]) -> list[str]:
+    out = []
+    for bp in states:
+        text = f"function {bp.function}"
+        if bp.pending:
+            text += " pending (sent at launch)"
+        elif bp.verified:
+            place = f"{shown(root, bp.path)}:{bp.resolved}" if bp.path and bp.resolved else None
+            text += f" verified{f' at {place}' if place else ''}"
+        else:
+            text += " unverified"
+        if bp.message:
+            text += f": {cap_value(bp.message, VALUE_CAP)}"
+        out.append(text)
+    return out
+
+
+def function_data(root: Path, states: list[Breakpoint]) -> list[dict[str, Any]]:
+    return [
+        {
+            "function": bp.function,
+            "verified": None if bp.pending else bp.verified,
+            "file": shown(root, bp.path) if bp.path else None,
+            "resolved_line": bp.resolved,
+            "message": bp.message,
+        }
+        for bp in states
+    ]
+
+
 async def op_exceptions(sup: DebugSupervisor, args: DebugArgs) -> Result:
     filters = _need(args.filters, "exceptions", "filters", 'names such as ["raised"]; [] = none')
     how = await sup.set_filters(list(dict.fromkeys(filters)))
@@ -432,45 +521,98 @@ async def op_exceptions(sup: DebugSupervisor, args: DebugArgs) -> Result:
     return Result(text, data={"filters": filters})
 
 
-async def op_launch(sup: DebugSupervisor, args: DebugArgs) -> Result:
-    program = _need(args.program, "launch", "program", "a script, executable or Go package")
-    path = resolve_path(sup.root, program, must_exist=True)
-    if not path.is_dir():
-        check_regular(path, sup.root)  # a FIFO would block the adapter choice and the adapter
+def _launch_ask(sup: DebugSupervisor, args: DebugArgs) -> LaunchAsk:
+    """The launch as asked, checked: each bad value is named by its argument."""
+    options = args.options or LaunchOptions()
+    if options.module is not None and args.program is not None:
+        raise ToolError("give program or options.module, not both")
+    if options.module is not None and not options.module.strip():
+        raise ToolError("options.module is empty: give a module name such as pytest")
+    program = None
+    if options.module is None:
+        given = _need(args.program, "launch", "program", "a script, executable or Go package")
+        program = resolve_path(sup.root, given, must_exist=True)
+        if not program.is_dir():
+            check_regular(program, sup.root)  # a FIFO would block the adapter choice
+    cwd = None
+    if options.cwd is not None:
+        cwd = resolve_path(sup.root, options.cwd, must_exist=True)
+        if not cwd.is_dir():
+            raise ToolError(f"options.cwd: {relpath(sup.root, cwd)} is not a directory")
     for i, arg in enumerate(args.args or []):
         if "\x00" in arg:
             raise ToolError(
                 f"args[{i}] holds a NUL character ({cap_value(repr(arg), 80)}): a process argument "
                 "cannot contain NUL; remove it"
             )
-    just_mine = True if args.just_my_code is None else args.just_my_code
-    outcome = await sup.launch(path, list(args.args or []), args.adapter, just_mine)
+    for key, value in (options.env or {}).items():
+        if not key or "=" in key or "\x00" in key:
+            raise ToolError(
+                f"options.env: {cap_value(repr(key), 80)} is not a variable name (empty, or "
+                "with '=' or NUL)"
+            )
+        if "\x00" in value:
+            raise ToolError(f"options.env[{key!r}] holds a NUL character")
+    mine = options.just_my_code if options.just_my_code is not None else args.just_my_code
+    return LaunchAsk(
+        program=program,
+        args=list(args.args or []),
+        adapter=args.adapter,
+        just_my_code=True if mine is None else mine,
+        module=options.module.strip() if options.module else None,
+        env=dict(options.env or {}),
+        cwd=cwd,
+        stop_on_entry=bool(options.stop_on_entry),
+    )
+
+
+async def op_launch(sup: DebugSupervisor, args: DebugArgs) -> Result:
+    outcome = await sup.launch(_launch_ask(sup, args))
+    return _launched(sup, outcome, "launched")
+
+
+async def op_restart(sup: DebugSupervisor, args: DebugArgs) -> Result:
+    outcome = await sup.restart()
+    return _launched(sup, outcome, "restarted: launched")
+
+
+def _launched(sup: DebugSupervisor, outcome: Outcome, verb: str) -> Result:
     session = sup.live_session()
-    head = [f"launched {session.target} with {session.adapter.id}{_in_sandbox(sup)}"]
+    head = [f"{verb} {session.target} with {session.adapter.id}{_in_sandbox(sup)}"]
     if session.filter_note:
         head.append(session.filter_note)
     for bp_path, states in session.breakpoints.items():
         head += format_breakpoints(sup.root, bp_path, states)
-    if not session.breakpoints:
+    head += format_functions(sup.root, session.functions)
+    if not session.breakpoints and not session.functions and outcome.kind != "stopped":
         head.append("no breakpoints set: it runs until it ends, crashes or is paused")
     result = outcome_result(sup, session, outcome, head, sup.launch_wait)
     result.data["breakpoints"] = [
         item
         for bp_path, states in session.breakpoints.items()
         for item in breakpoint_data(sup.root, bp_path, states)
-    ]
+    ] + function_data(sup.root, session.functions)
     return result
 
 
 async def op_attach(sup: DebugSupervisor, args: DebugArgs) -> Result:
-    port = _need(args.port, "attach", "port", "the localhost port a debug server listens on")
-    if not 0 < port < 65536:
-        raise ToolError(f"port must be 1..65535, got {port}")
-    outcome = await sup.attach(port, args.adapter)
+    port, pid = args.port, args.pid
+    if port is not None and pid is not None:
+        raise ToolError("attach takes port or pid, not both")
+    if pid is None:
+        port = _need(port, "attach", "port", "a localhost port a debug server listens on, or pid")
+        if not 0 < port < 65536:
+            raise ToolError(f"port must be 1..65535, got {port}")
+    elif pid <= 0:
+        raise ToolError(f"pid must be a process id (> 0), got {pid}")
+    elif pid == os.getpid():
+        raise ToolError(f"pid {pid} is this tool's own process")
+    outcome = await sup.attach(port, args.adapter, pid)
     session = sup.live_session()
     head = [f"attached to {session.target} with {session.adapter.id}{_in_sandbox(sup)}"]
     for bp_path, states in session.breakpoints.items():
         head += format_breakpoints(sup.root, bp_path, states)
+    head += format_functions(sup.root, session.functions)
     return outcome_result(sup, session, outcome, head, sup.attach_wait)
 
 
@@ -481,6 +623,104 @@ def _resume(command: str) -> Handler:
         return outcome_result(sup, session, outcome, [], sup.wait)
 
     return run
+
+
+async def op_run_to(sup: DebugSupervisor, args: DebugArgs) -> Result:
+    """A temporary breakpoint at one line, `continue`, and the breakpoint gone at the stop."""
+    session = sup.live_session()
+    file = _need(args.file, "run_to", "file", "the source file of the line")
+    lines = _need(args.lines, "run_to", "lines", "[N], the one line to run to")
+    if len(lines) != 1 or not isinstance(lines[0], int) or lines[0] < 1:
+        raise ToolError(f"lines: run_to takes one 1-based line number, e.g. [42]; got {lines}")
+    path = resolve_path(sup.root, file, must_exist=True)
+    if not path.is_file():
+        raise ToolError(f"file: {relpath(sup.root, path)} is not a file")
+    if session.state != "stopped":
+        raise ToolError(session._not_stopped("run_to"))
+    rel = f"{relpath(sup.root, path)}:{lines[0]}"
+    outcome, bp = await session.run_to(
+        path, lines[0], sup.breakpoints.get(path, []), args.thread_id, sup.wait
+    )
+    at = bp.resolved or bp.line
+    stop = session.stop if outcome.kind == "stopped" else None
+    frame = stop.frame if stop is not None else None
+    reached = frame is not None and frame.path == str(path) and frame.line == at
+    if reached:
+        head = [f"ran to {rel}" + (f" (resolved to line {at})" if at != lines[0] else "")]
+    elif outcome.kind == "running":
+        head = [f"running to {rel}: the temporary breakpoint stays until the next stop"]
+    else:
+        head = [f"did not reach {rel}; the temporary breakpoint was removed"]
+    return outcome_result(sup, session, outcome, head, sup.wait)
+
+
+_ASSIGN = re.compile(r"^(?P<target>.+?)(?<![=!<>])=(?!=)(?P<value>.+)$", re.S)
+
+
+async def op_set(sup: DebugSupervisor, args: DebugArgs) -> Result:
+    """`target = value`: setExpression where the adapter has it (debugpy: any assignable
+    expression), else setVariable on a variable of the frame's scopes, or a child of
+    `reference`, by name."""
+    expression = _need(args.expression, "set", "expression", "'name = value', e.g. 'count = 3'")
+    match = _ASSIGN.match(expression)
+    if not match or not match["target"].strip() or not match["value"].strip():
+        raise ToolError(
+            f"expression: set takes 'target = value', e.g. 'count = 3'; got "
+            f"{cap_value(repr(expression), 120)}"
+        )
+    target, value = match["target"].strip(), match["value"].strip()
+    session = _stopped(sup, "set")
+    caps, name = session.capabilities, session.adapter.id
+    ref = args.reference
+    if ref is not None and ref not in session.refs:
+        raise ToolError(
+            f"unknown reference {ref}: " + _known(session.refs, "reference", "scopes/variables")
+        )
+    frame_id = args.frame_id
+    if frame_id is not None and frame_id not in session.frames:
+        raise ToolError(f"unknown frame id {frame_id}: " + _known(session.frames, "frame", "stack"))
+    if ref is None and frame_id is None:
+        stop = await session.describe_stop()
+        frame_id = stop.frame.id if stop is not None and stop.frame is not None else None
+    if ref is None and caps.get("supportsSetExpression"):
+        request: dict[str, Any] = {"expression": target, "value": value}
+        if frame_id is not None:
+            request["frameId"] = frame_id
+        body = await session.call("setExpression", request)
+    elif caps.get("supportsSetVariable"):
+        if ref is None:
+            if frame_id is None:
+                raise ToolError("set: no frame to look the variable up in; give frame_id")
+            ref = await _scope_of(session, frame_id, target)
+        request = {"variablesReference": ref, "name": target, "value": value}
+        body = await session.call("setVariable", request)
+    else:
+        raise ToolError(f"{name} cannot set variables (no setVariable or setExpression)")
+    shown_value = cap_value(str(body.get("value", "")), VALUE_CAP)
+    kind = body.get("type")
+    text = f"{target} = {shown_value}" + (f" ({kind})" if kind else "")
+    return Result(text, data={"target": target, "value": shown_value, "type": kind})
+
+
+async def _scope_of(session: Session, frame_id: int, target: str) -> int:
+    """The reference of the frame's scope that holds a variable named `target`."""
+    body = await session.call("scopes", {"frameId": frame_id})
+    names: list[str] = []
+    for scope in body.get("scopes") or []:
+        ref = int(scope.get("variablesReference") or 0)
+        if not ref or scope.get("expensive"):
+            continue
+        request = {"variablesReference": ref, "start": 0, "count": MAX_FETCH_CHILDREN}
+        found = await session.call("variables", request)
+        for var in found.get("variables") or []:
+            if var.get("name") == target:
+                return ref
+            names.append(str(var.get("name")))
+    known = ", ".join(names[:20]) or "none"
+    raise ToolError(
+        f"expression: no variable named {target!r} in frame {frame_id} ({session.adapter.id} "
+        f"sets a variable by name; a field or item: reference=N of its parent); known: {known}"
+    )
 
 
 async def op_pause(sup: DebugSupervisor, args: DebugArgs) -> Result:
@@ -717,6 +957,9 @@ OPS: dict[str, Handler] = {
     "exceptions": op_exceptions,
     "launch": op_launch,
     "attach": op_attach,
+    "restart": op_restart,
+    "run_to": op_run_to,
+    "set": op_set,
     "continue": _resume("continue"),
     "pause": op_pause,
     "step_over": _resume("next"),
@@ -734,7 +977,7 @@ OPS: dict[str, Handler] = {
 
 # Ops that start or run code (approve=ask asks about these only): launch/attach start or take
 # over a program, evaluate runs an expression in it. Stepping and reading act on what was allowed.
-ACTING_OPS = frozenset({"launch", "attach", "evaluate"})
+ACTING_OPS = frozenset({"launch", "restart", "attach", "evaluate", "set"})
 
 
 @asks_only_if(lambda args: args.op in ACTING_OPS)
