@@ -1,4 +1,5 @@
-"""Python servers, the first usable answering: basedpyright, then pyright, then pylsp."""
+"""Python servers, the first usable answering: basedpyright, then pyright, pylsp,
+jedi-language-server, ty, pyrefly; ruff's server lints beside whichever answers."""
 
 from __future__ import annotations
 
@@ -13,6 +14,8 @@ PY_MARKERS = (
     "pyrightconfig.json",
     "Pipfile",
 )
+# `NAME:TEXT` matches a file NAME that holds TEXT.
+RUFF_MARKERS = ("ruff.toml", ".ruff.toml", "pyproject.toml:[tool.ruff")
 # Only how far the server looks; its checking mode stays its own default (or the project's config),
 # so `diagnostics` agrees with the server's CLI. Measured on click: pushing "standard" gave 1 and 4
 # errors where `basedpyright --outputjson` reports 7 and 9. pyenv.py restores the search-path
@@ -53,5 +56,34 @@ SERVERS: tuple[ServerSpec, ...] = (
         markers=PY_MARKERS,
         settings={"pylsp": {"plugins": {"pycodestyle": {"enabled": False}}}},
         checker=("pyflakes", "."),
+    ),
+    ServerSpec(
+        id="jedi-language-server",
+        command=("jedi-language-server",),
+        extensions=PY_EXT,
+        markers=PY_MARKERS,
+    ),
+    ServerSpec(
+        id="ty",
+        command=("ty", "server"),
+        extensions=PY_EXT,
+        markers=PY_MARKERS,
+        checker=("ty", "check", "--output-format", "concise"),
+    ),
+    ServerSpec(
+        id="pyrefly",
+        command=("pyrefly", "lsp"),
+        extensions=PY_EXT,
+        markers=PY_MARKERS,
+        checker=("pyrefly", "check", "--output-format", "min-text"),
+    ),
+    # Lints only where the project configures ruff (its defaults elsewhere would be noise).
+    ServerSpec(
+        id="ruff",
+        command=("ruff", "server"),
+        extensions=PY_EXT,
+        markers=RUFF_MARKERS,
+        checker=("ruff", "check", "--output-format", "concise"),
+        linter=True,
     ),
 )
