@@ -199,3 +199,59 @@ async def test_function_breakpoints_refused_where_the_adapter_has_none(
     r = await dbg.err("breakpoints", lines=["other"])
     assert "fake has no function breakpoints" in r.text and "nothing was set" in r.text
     assert sys.executable  # the fake runs on this interpreter
+
+
+async def _attach_by_pid(root: Path, argv: list[str], open_debugger, frame: str) -> None:
+    """Attach to a running program by its pid (the adapter guessed from the process), pause it
+    where it loops, and detach: the process runs on (it is not ours to end)."""
+    import asyncio
+
+    from livetools.procs import ChildProcess, process_state
+
+    child = await ChildProcess.start(argv, cwd=root, stdin=False)
+    try:
+        await asyncio.sleep(0.3)
+        dbg = await open_debugger(root)
+        r = await dbg.ok("attach", pid=child.pid)
+        assert f"attached to pid {child.pid}" in r.text, r.text
+        r = await dbg.ok("pause")
+        assert r.data["outcome"] == "stopped", r.text
+        names = []  # the paused thread may be a runtime one (dlv: a signal handler)
+        for thread in (await dbg.ok("threads")).data:
+            stack = await dbg.ok("stack", thread_id=thread["id"])
+            names += [f["name"] for f in stack.data["frames"]]
+        assert any(frame in n for n in names), names
+        r = await dbg.ok("terminate")
+        assert "the process runs on" in r.text, r.text
+        await asyncio.sleep(0.2)
+        assert process_state(child.pid) not in (None, "Z"), "the attached process was ended"
+    finally:
+        await child.aclose(grace=0.5)
+
+
+async def test_attach_by_pid_lldb(tmp_path: Path, open_debugger) -> None:
+    require_lldb()
+    root = copy_project("c", tmp_path)
+    app = build_c(root, "-g", "-O0")
+    await _attach_by_pid(root, [str(app), "busy"], open_debugger, "busy")
+
+
+async def test_attach_by_pid_delve(tmp_path: Path, open_debugger) -> None:
+    import subprocess
+
+    require_delve()
+    root = copy_project("go", tmp_path)
+    build = ["go", "build", "-gcflags=all=-N -l", "-o", "app", "."]
+    subprocess.run(build, cwd=root, check=True, timeout=300)  # noqa: ASYNC221 (setup)
+    await _attach_by_pid(root, [str(root / "app"), "busy"], open_debugger, "main.busy")
+
+
+async def test_attach_by_pid_debugpy(tmp_path: Path, open_debugger) -> None:
+    """debugpy injects itself with gdb (Debian's gdb)."""
+    from tests.support import require_binary
+
+    require_binary("gdb", "apt-get install gdb")
+    root = copy_project("py", tmp_path)
+    await _attach_by_pid(
+        root, [sys.executable, str(root / "app.py"), "busy"], open_debugger, "busy"
+    )

@@ -171,6 +171,7 @@ class Session:
         self.step_cut = False  # the adapter said the last step was cut short (step_interrupted)
         self.refused: str | None = None  # a command the adapter refused with a stop (dlv)
         self._temporary: tuple[Path, list[Want]] | None = None  # run_to: the file's own set
+        self.detach = False  # attached by pid: at the end the process is left running
 
     # -- state ---------------------------------------------------------------------------------
 
@@ -1079,7 +1080,9 @@ class Session:
         if client is not None and not client.closed.is_set():
             with contextlib.suppress(DapError, DapClosed, TimeoutError, OSError):
                 await client.request(
-                    "disconnect", {"terminateDebuggee": True}, within=DISCONNECT_TIMEOUT
+                    "disconnect",
+                    {"terminateDebuggee": not self.detach},
+                    within=DISCONNECT_TIMEOUT,
                 )
         if client is not None:
             await client.aclose()

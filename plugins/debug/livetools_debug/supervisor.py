@@ -269,6 +269,7 @@ class DebugSupervisor(Resource):
             request_timeout=timeout,
             sandbox=self.sandbox,
         )
+        session.detach = pid is not None  # not ours to end: it was running before we came
         await self._replace(session)
         self.last_launch = None
         cwd = chosen.detection.root or self.root

@@ -944,6 +944,12 @@ async def op_terminate(sup: DebugSupervisor, args: DebugArgs) -> Result:
         text = f"nothing to terminate: {session.describe_end()}"
         return Result(text, data={"state": session.state})
     code = "" if session.exit_code is None else f" (exit code {session.exit_code})"
+    if session.detach:
+        return Result(
+            f"detached the {session.adapter.id} session from {session.target}: the adapter "
+            "stopped, the process runs on (it was running before the attach)",
+            data={"state": session.state, "exit_code": session.exit_code},
+        )
     return Result(
         f"terminated the {session.adapter.id} session: debuggee and adapter stopped{code}",
         data={"state": session.state, "exit_code": session.exit_code},
