@@ -98,6 +98,27 @@ def tanstack(root: Path) -> None:
             link.symlink_to(Path("..", "..", "..", dep))
 
 
+def tanstack_yarn(root: Path) -> None:
+    """The same members as a yarn workspace in the other common shape: `workspaces` in the
+    root package.json, root node_modules/@tanstack/<m> links, one tsconfig.base.json whose
+    `paths` map each member's name to its sources, and per-member tsconfigs with no references
+    and no solution: the server sees one member's project at a time."""
+    root.mkdir(parents=True, exist_ok=True)
+    manifest = {"name": "query", "private": True, "workspaces": ["packages/*"]}
+    (root / "package.json").write_text(json.dumps(manifest))
+    paths = {f"@tanstack/{m}": [f"./packages/{m}/src"] for m in TANSTACK}
+    base = {"compilerOptions": {**TS_OPTIONS, "paths": paths}}
+    (root / "tsconfig.base.json").write_text(json.dumps(base, indent=2))
+    for name in TANSTACK:
+        member = root / "packages" / name
+        shutil.copytree(corpus_project(f"tanstack-{name}"), member)
+        config = {"extends": "../../tsconfig.base.json", "include": ["src"]}
+        (member / "tsconfig.json").write_text(json.dumps(config, indent=2))
+        link = root / "node_modules" / "@tanstack" / name
+        link.parent.mkdir(parents=True, exist_ok=True)
+        link.symlink_to(Path("..", "..", "packages", name))
+
+
 # go.work member -> its corpus project and module path
 GO_MODULES = {
     "cobra": "github.com/spf13/cobra",
@@ -201,6 +222,15 @@ async def tsc_errors(tsc: str, root: Path) -> list[str]:
         return ts_errors(await command([tsc, "-b", "--pretty", "false"], scratch))
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
+
+
+async def member_errors(tsc: str, root: Path) -> dict[str, int]:
+    """`tsc --noEmit -p` per member: its error count (errors in the members it imports too)."""
+    out: dict[str, int] = {}
+    for name in TANSTACK:
+        argv = [tsc, "--noEmit", "--pretty", "false", "-p", f"packages/{name}"]
+        out[name] = len(ts_errors(await command(argv, root)))
+    return out
 
 
 def go_problems(output: str) -> list[str]:
@@ -326,6 +356,8 @@ async def test_pnpm_workspace_references_and_rename_equal_a_raw_server(
                 assert ours == theirs, figures[-1] + "\n" + text
                 members = {p.split("/")[1] for p, _ in theirs}
                 assert len(members) >= 2, f"{at.symbol}: no use outside its member: {theirs}"
+            status = await run.call("lsp", {"action": "status"})
+            assert "typescript-language-server root=." in status.text, status.text
             at = spots[0]
             expected, written, result = await rename_both(run, raw, root, at, "dehydrateState")
             assert not result.is_error, result.text
@@ -342,6 +374,49 @@ async def test_pnpm_workspace_references_and_rename_equal_a_raw_server(
     )
     assert written == expected
     assert len(after) == len(before), sorted(set(after) - set(before))
+
+
+async def test_yarn_workspace_without_a_solution_rename_is_complete(tmp_path: Path) -> None:
+    """No solution tsconfig: the raw server at the root knows only the projects of the files
+    opened in it, so its rename of a query-core export stops at query-core. Ours searches the
+    workspace for the name, opens the members that use it and asks again: every file the raw
+    edit changes gets the same text, the dependents are renamed too, and `tsc --noEmit -p` of
+    each member counts the same errors after as before (the raw edit alone adds some)."""
+    server = binary("typescript-language-server", "npm install -g typescript-language-server")
+    tsc = binary("tsc", "npm install -g typescript@6")
+    root = tmp_path / "query"
+    tanstack_yarn(root)
+    at = spot(
+        root, "packages/query-core/src/hydration.ts", r"^export function dehydrate\(", "dehydrate"
+    )
+    before = await member_errors(tsc, root)
+    raw = await RawClient.start([server, *TS_SERVER[1:]], root, init_options=TS_INIT)
+    try:
+        async with lsp_run(root, ["typescript-language-server"]) as run:
+            await raw.open(root / at.rel, "typescript")
+            ours, theirs, _ = await references(run, raw, root, at)
+            figures = [show(f"references {at.symbol}", ours, theirs)]
+            status = await run.call("lsp", {"action": "status"})
+            assert "typescript-language-server root=." in status.text, status.text
+            expected, written, result = await rename_both(run, raw, root, at, "dehydrateState")
+            assert not result.is_error, result.text
+    finally:
+        await raw.close()
+    after = await member_errors(tsc, root)
+    raw_only = tmp_path / "raw-only"
+    tanstack_yarn(raw_only)
+    for rel, text in expected.items():
+        (raw_only / rel).write_text(text, encoding="utf-8")
+    raw_after = await member_errors(tsc, raw_only)
+    figures.append(
+        f"rename {at.symbol}: files ours {len(result.data['edits'])} raw {len(expected)}; "
+        f"tsc --noEmit -p per member: before {before}, after ours {after}, "
+        f"after the raw edit alone {raw_after}"
+    )
+    print("\n" + "\n".join(figures))
+    assert set(expected) <= set(result.data["edits"]), f"{figures[-1]}; raw {sorted(expected)}"
+    assert {rel: written[rel] for rel in expected} == expected
+    assert after == before, figures[-1]
 
 
 # -- cobra + pflag: a go.work module set -------------------------------------------------------
@@ -376,6 +451,8 @@ async def test_go_work_references_and_rename_equal_a_raw_gopls(
                 figures.append(show(f"references {at.symbol}", ours, theirs))
                 assert ours == theirs, figures[-1] + "\n" + text
                 assert any(p.startswith("cobra/") for p, _ in theirs), theirs
+            status = await run.call("lsp", {"action": "status"})
+            assert "gopls root=." in status.text, status.text
             at = spots[0]
             expected, written, result = await rename_both(run, raw, root, at, "SetFlagAnnotation")
             assert not result.is_error, result.text
