@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import json
 import re
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -223,6 +224,42 @@ async def test_tombi_diagnostics_agree_with_tombi_lint(tmp_path: Path) -> None:
         print(f"  {f}: ours {sorted(ours[f])}, CLI {sorted(cli[f])}")
     assert agreed == len(files)
     assert any(cli.values()), "tombi lint reported nothing: nothing was compared"
+
+
+@realworld
+async def test_json_errors_agree_with_python_json_tool(tmp_path: Path) -> None:
+    """Shipped files (both: valid) and copies with a comma dropped (both: the same line), by
+    `python -m json.tool`; and a tsconfig.json with a comment and a trailing comma is JSONC,
+    not an error (the spec's schema setting)."""
+    binary("vscode-json-language-server", NPM)
+    root = corpus_copy("ajv", tmp_path)
+    files = sample(sorted(p.relative_to(root).as_posix() for p in root.rglob("*.json")), 3, 4)
+    for rel in files:
+        lines = (root / rel).read_text(encoding="utf-8").splitlines(keepends=True)
+        at = next(i for i in range(len(lines) // 2, len(lines)) if lines[i].rstrip().endswith(","))
+        lines[at] = lines[at].rstrip()[:-1] + "\n"
+        (root / rel.replace(".json", "-broken.json")).write_text("".join(lines), encoding="utf-8")
+    checked = files + [f.replace(".json", "-broken.json") for f in files]
+    cli: dict[str, int | None] = {}
+    for rel in checked:
+        code, out = await _cli([sys.executable, "-m", "json.tool", rel], root)
+        line = re.search(r": line (\d+) column", out)
+        cli[rel] = int(line.group(1)) if code and line else None
+    (root / "tsconfig.json").write_text('{\n  // c\n  "compilerOptions": {"strict": true,},\n}\n')
+    ours: dict[str, int | None] = {}
+    async with lsp_run(root, ["vscode-json-language-server"]) as run:
+        for rel in [*checked, "tsconfig.json"]:
+            errors = [
+                d["line"] for d in await our_diagnostics(run, rel) if d["severity"] == "error"
+            ]
+            ours[rel] = min(errors) if errors else None
+    agreed = sum(ours[f] == cli[f] for f in checked)
+    print(f"\nvscode-json-language-server vs python -m json.tool: {agreed}/{len(checked)} agree")
+    for f in checked:
+        print(f"  {f}: ours {ours[f]}, json.tool {cli[f]}")
+    assert agreed == len(checked)
+    assert all(cli[f] for f in checked if "broken" in f)
+    assert ours["tsconfig.json"] is None
 
 
 BIOME_CASES = [

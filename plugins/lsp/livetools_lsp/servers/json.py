@@ -10,6 +10,27 @@ from ..spec import ServerSpec
 # check (the command itself was found on PATH).
 NODE_PROBE = ("node", "--version")
 
+# JSON-with-comments files named .json (VS Code gives them languageId jsonc; a spec maps suffixes
+# only): a schema that allows comments and trailing commas, else a tsconfig.json with a comment
+# reads "Comments are not permitted in JSON" [521].
+JSONC_FILES = [
+    "tsconfig.json",
+    "tsconfig.*.json",
+    "jsconfig.json",
+    "jsconfig.*.json",
+    ".vscode/*.json",
+    "devcontainer.json",
+    ".devcontainer.json",
+    ".eslintrc.json",
+    "tslint.json",
+    "api-extractor.json",
+    "typedoc.json",
+    "deno.json",
+    "biome.json",
+    "turbo.json",
+]
+_JSONC = {"allowComments": True, "allowTrailingCommas": True}
+
 SERVERS: tuple[ServerSpec, ...] = (
     ServerSpec(
         id="vscode-json-language-server",
@@ -18,5 +39,12 @@ SERVERS: tuple[ServerSpec, ...] = (
         extensions={".json": "json", ".jsonc": "jsonc"},
         # Formatting is off unless asked for; the rest answers without configuration.
         init_options={"provideFormatter": True},
+        # Pushed settings replace the defaults: validation is off unless they enable it.
+        settings={
+            "json": {
+                "validate": {"enable": True},
+                "schemas": [{"fileMatch": JSONC_FILES, "schema": _JSONC}],
+            }
+        },
     ),
 )
