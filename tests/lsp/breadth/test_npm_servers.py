@@ -7,7 +7,9 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import re
+import shutil
 import sys
 from pathlib import Path
 from typing import Any
@@ -20,6 +22,7 @@ from tests.corpus import corpus_copy, realworld, sample
 from tests.lsp import differential as harness
 from tests.lsp.conftest import lsp_run
 from tests.lsp.differential import Case, Position, binary, check, differential, our_diagnostics
+from tests.support import missing
 
 NPM = "bash plugins/lsp/deps/npm.sh"
 TOMBI = "uv tool install tombi==1.9.6 (plugins/lsp/deps/npm.sh)"
@@ -260,6 +263,76 @@ async def test_json_errors_agree_with_python_json_tool(tmp_path: Path) -> None:
     assert agreed == len(checked)
     assert all(cli[f] for f in checked if "broken" in f)
     assert ours["tsconfig.json"] is None
+
+
+def _dockerfile_utils() -> str:
+    """The dockerfile-utils CLI docker-langserver ships (the library it diagnoses with)."""
+    server = Path(os.path.realpath(binary("docker-langserver", NPM)))
+    nested = server.parents[1] / "node_modules" / "dockerfile-utils" / "bin" / "dockerfile-utils"
+    found = str(nested) if nested.is_file() else shutil.which("dockerfile-utils")
+    if not found:
+        missing("dockerfile-utils not found beside docker-langserver: npm install -g it")
+    assert found
+    return found
+
+
+@realworld
+async def test_docker_langserver_diagnostics_agree_with_dockerfile_utils(tmp_path: Path) -> None:
+    """The shipped file, and a copy with what dockerfile-utils warns about or rejects appended
+    (a second CMD, MAINTAINER, an instruction without arguments)."""
+    utils = _dockerfile_utils()
+    root = corpus_copy("devcontainers-cli", tmp_path)
+    shipped = "scripts/updateUID.Dockerfile"
+    broken = "scripts/updateUID-broken.Dockerfile"
+    text = (root / shipped).read_text(encoding="utf-8")
+    extra = 'CMD ["sh"]\nCMD ["bash"]\nMAINTAINER someone\nEXPOSE\n'
+    (root / broken).write_text(text + extra, encoding="utf-8")
+    cli: dict[str, set[tuple[int, str]]] = {}
+    for rel in (shipped, broken):
+        _, out = await _cli(["node", utils, "lint", rel], root)
+        found = re.findall(r"^Line: (\d+)\n.*\n.*\n(Warning|Error):", out, re.M)
+        cli[rel] = {(int(n), kind.lower()) for n, kind in found}
+    ours: dict[str, set[tuple[int, str]]] = {}
+    async with lsp_run(root, ["docker-langserver"]) as run:
+        for rel in (shipped, broken):
+            ours[rel] = {(d["line"], d["severity"]) for d in await our_diagnostics(run, rel)}
+    print(f"\ndocker-langserver vs dockerfile-utils lint: ours {ours}, CLI {cli}")
+    assert ours == cli
+    assert len(cli[broken]) >= 3
+
+
+@realworld
+async def test_graphql_lsp_diagnostics_agree_with_graphql_lsp_validate(tmp_path: Path) -> None:
+    """gqlparser's schemas as shipped, a copy of swapi.graphql with a brace dropped, and a query
+    document with an unknown field, each by `graphql-lsp validate` against swapi.graphql."""
+    lsp = binary("graphql-lsp", NPM)
+    root = corpus_copy("gqlparser", tmp_path)
+    schema = "testdata/swapi.graphql"
+    (root / ".graphqlrc.yml").write_text(f"schema: {schema}\ndocuments: queries/*.graphql\n")
+    (root / "queries").mkdir()
+    query = "query Hero {\n  hero(episode: EMPIRE) {\n    name\n    nope\n  }\n}\n"
+    (root / "queries/hero.graphql").write_text(query, encoding="utf-8")
+    text = (root / schema).read_text(encoding="utf-8")
+    (root / "testdata/swapi-broken.graphql").write_text(text.replace("}", "", 1), "utf-8")
+    files = sorted(p.relative_to(root).as_posix() for p in root.rglob("*.graphql"))
+    cli: dict[str, set[tuple[int, str]]] = {}
+    for rel in files:
+        _, out = await _cli([lsp, "validate", "-f", rel, "-s", schema], root)
+        report, _ = json.JSONDecoder().raw_decode(out, out.index("{"))
+        cli[rel] = {
+            (d["range"]["start"]["line"] + 1, "error" if d["severity"] == 1 else "warning")
+            for d in report.values()
+        }
+    ours: dict[str, set[tuple[int, str]]] = {}
+    async with lsp_run(root, ["graphql-lsp"]) as run:
+        for rel in files:
+            ours[rel] = {(d["line"], d["severity"]) for d in await our_diagnostics(run, rel)}
+    agreed = sum(ours[f] == cli[f] for f in files)
+    print(f"\ngraphql-lsp vs graphql-lsp validate: {agreed}/{len(files)} files agree")
+    for f in files:
+        print(f"  {f}: ours {sorted(ours[f])}, CLI {sorted(cli[f])}")
+    assert agreed == len(files)
+    assert cli["queries/hero.graphql"] and cli["testdata/swapi-broken.graphql"]
 
 
 BIOME_CASES = [
