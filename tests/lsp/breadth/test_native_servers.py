@@ -145,7 +145,9 @@ CASES = [
         "URI",
         _uri,
         actions=("symbols", "definition", "references"),  # it has no hover
+        positions=10,
         settings=PERL_SETTINGS,
+        env=dict(PERL[0].env),
         package="apt-get install libperl-languageserver-perl",
     ),
     Case(
@@ -294,21 +296,32 @@ async def _perl_c(root: Path, rel: str) -> list[tuple[int, str]]:
 
 @realworld
 async def test_uri_diagnostics_agree_with_perl_c(tmp_path: Path) -> None:
+    """Clean files agree exactly. A file with errors is published twice by Perl::LanguageServer
+    2.5.0 in one burst, once empty and once with its errors, in Perl's hash order (Workspace.pm
+    add_diagnostic_messages keeps a placeholder "-" key beside the file's own): the last one
+    wins, so ours is either perl -c's errors or nothing, never anything else."""
     binary("perl")
     root = corpus_copy("perl-uri", tmp_path)
     _uri(root)
     pool = sorted(p.relative_to(root).as_posix() for p in (root / "URI").rglob("*.pm"))
     # isbn.pm needs Business::ISBN, which is not installed: the one file `perl -c` fails on.
-    files = ["URI/urn/isbn.pm", *sample([f for f in pool if "isbn" not in f], 3, seed=7)]
+    broken = "URI/urn/isbn.pm"
+    files = [broken, *sample([f for f in pool if "isbn" not in f], 3, seed=7)]
     agreed = 0
     async with lsp_run(root, ["perl-languageserver"]) as run:
         for rel in files:
             ours = sorted((d["line"], "") for d in await our_diagnostics(run, rel))
             cli = await _perl_c(root, rel)
-            agreed += ours == cli
             print(differs(rel, ours, cli))
-    print(f"perl-languageserver diagnostics vs perl -c: {agreed}/{len(files)} files agree")
-    assert agreed == len(files)
+            if rel == broken:
+                assert cli, "perl -c passed isbn.pm: Business::ISBN is installed here"
+                assert ours in (cli, []), (ours, cli)
+            else:
+                agreed += ours == cli
+    print(
+        f"perl-languageserver diagnostics vs perl -c: {agreed}/{len(files) - 1} clean files agree"
+    )
+    assert agreed == len(files) - 1
 
 
 @realworld
