@@ -9,7 +9,7 @@ command -v ccls >/dev/null 2>&1 || apt_missing+=(ccls=0.20220729-2)
 perl -MPerl::LanguageServer -e 1 >/dev/null 2>&1 || apt_missing+=(libperl-languageserver-perl=2.5.0-1)
 command -v fish >/dev/null 2>&1 || apt_missing+=(fish)  # fish-lsp asks fish itself
 if ((${#apt_missing[@]})); then
-    apt-get update -o DPkg::Lock::Timeout=600
+    [ -n "${LIVETOOLS_APT_UPDATED:-}" ] || apt-get update -o DPkg::Lock::Timeout=600
     DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
         -o DPkg::Lock::Timeout=600 "${apt_missing[@]}"
 fi
