@@ -265,6 +265,61 @@ async def test_json_errors_agree_with_python_json_tool(tmp_path: Path) -> None:
     assert ours["tsconfig.json"] is None
 
 
+def _yaml_cli() -> str:
+    """The `yaml` CLI of the yaml library yaml-language-server parses with."""
+    server = Path(os.path.realpath(binary("yaml-language-server", NPM)))
+    for package in server.parents:
+        cli = package / "node_modules" / "yaml" / "bin.mjs"
+        if cli.is_file():
+            return str(cli)
+        if package.name == "node_modules":
+            break
+    missing("the yaml library's CLI not found beside yaml-language-server")
+    raise AssertionError("unreachable")
+
+
+@realworld
+async def test_yaml_errors_agree_with_the_yaml_cli(tmp_path: Path) -> None:
+    """ansible-core's YAML as shipped (both: valid) and copies starting with a flow sequence
+    left open (both: an error, on the same first line), by `yaml valid` of the library the
+    server parses with."""
+    cli_path = _yaml_cli()
+    root = corpus_copy("ansible-core", tmp_path)
+    base = root / "lib/ansible/plugins/filter"
+    files = sample(sorted(p.relative_to(root).as_posix() for p in base.glob("*.yml")), 3, 5)
+    for rel in files:
+        text = (root / rel).read_text(encoding="utf-8")
+        (root / rel.replace(".yml", "-broken.yml")).write_text("open: [1, 2\n" + text, "utf-8")
+    checked = files + [f.replace(".yml", "-broken.yml") for f in files]
+    cli: dict[str, int | None] = {}
+    for rel in checked:
+        text = (root / rel).read_bytes()
+        proc = await asyncio.create_subprocess_exec(
+            "node",
+            cli_path,
+            "valid",
+            stdin=asyncio.subprocess.PIPE,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
+        )
+        _, err = await asyncio.wait_for(proc.communicate(text), 60)
+        line = re.search(r" at line (\d+), column", err.decode(errors="replace"))
+        cli[rel] = int(line.group(1)) if proc.returncode and line else None
+    ours: dict[str, int | None] = {}
+    async with lsp_run(root, ["yaml-language-server"]) as run:
+        for rel in checked:
+            errors = [
+                d["line"] for d in await our_diagnostics(run, rel) if d["severity"] == "error"
+            ]
+            ours[rel] = min(errors) if errors else None
+    agreed = sum(ours[f] == cli[f] for f in checked)
+    print(f"\nyaml-language-server vs yaml valid: {agreed}/{len(checked)} files agree")
+    for f in checked:
+        print(f"  {f}: ours {ours[f]}, yaml valid {cli[f]}")
+    assert agreed == len(checked)
+    assert all(cli[f] for f in checked if "broken" in f)
+
+
 def _dockerfile_utils() -> str:
     """The dockerfile-utils CLI docker-langserver ships (the library it diagnoses with)."""
     server = Path(os.path.realpath(binary("docker-langserver", NPM)))
