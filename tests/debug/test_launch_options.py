@@ -255,3 +255,32 @@ async def test_attach_by_pid_debugpy(tmp_path: Path, open_debugger) -> None:
     await _attach_by_pid(
         root, [sys.executable, str(root / "app.py"), "busy"], open_debugger, "busy"
     )
+
+
+async def test_set_under_a_reference_and_restart_while_stopped(
+    tmp_path: Path, open_debugger
+) -> None:
+    """`set` with `reference` sets a child by name (setVariable) even where setExpression exists;
+    `restart` from a stop ends that session and stops at the breakpoint again."""
+    root = copy_project("py", tmp_path)
+    line = line_of(root / "app.py", "# call total")
+    dbg = await open_debugger(root)
+    await dbg.ok("breakpoints", file="app.py", lines=[line])
+    await dbg.ok("launch", program="app.py")
+    frame = (await dbg.ok("stack")).data["frames"][0]["id"]
+    scopes = await dbg.ok("scopes", frame_id=frame)
+    local = next(s["reference"] for s in scopes.data if s["name"].startswith("Locals"))
+    data = next(
+        v
+        for v in (await dbg.ok("variables", reference=local)).data["variables"]
+        if v["name"] == "data"
+    )
+    r = await dbg.ok("set", expression="'k' = 'short'", reference=data["reference"])
+    assert r.data["value"] == "'short'", r.text
+    assert (await dbg.ok("evaluate", expression="data['k']")).text.startswith("'short'")
+    r = await dbg.ok("set", expression="mode = 'changed'", reference=local)
+    assert (await dbg.ok("evaluate", expression="mode")).text.startswith("'changed'")
+    r = await dbg.ok("restart")
+    assert r.data["stop"]["frame"]["line"] == line, r.text
+    assert (await dbg.ok("evaluate", expression="mode")).text.startswith("''")
+    await dbg.ok("terminate")

@@ -437,3 +437,12 @@ def test_sigkilled_host_leaves_no_debugpy_in_bwrap(tmp_path: Path) -> None:
         host.kill()
         host.wait(30)
     assert_gone(left, within=10)
+
+
+async def test_attach_by_pid_is_refused_in_a_sandbox(tmp_path: Path, open_debugger) -> None:
+    """A pid names a process of the host, not of the sandbox: refused at once, saying so."""
+    root = copy_project("py", tmp_path)
+    with bwrap_sandbox(root) as sandbox:
+        dbg = await open_debugger(root, ports=Ports(sandbox=sandbox))
+        r = await dbg.err("attach", pid=os.getpid() + 1)
+        assert "pid: attaching to a process by id is not available in sandbox bwrap" in r.text
