@@ -284,3 +284,18 @@ async def test_set_under_a_reference_and_restart_while_stopped(
     assert r.data["stop"]["frame"]["line"] == line, r.text
     assert (await dbg.ok("evaluate", expression="mode")).text.startswith("''")
     await dbg.ok("terminate")
+
+
+async def test_function_names_given_with_a_file_leave_its_lines(
+    tmp_path: Path, open_debugger
+) -> None:
+    root = copy_project("py", tmp_path)
+    dbg = await open_debugger(root)
+    await dbg.ok("breakpoints", file="app.py", lines=[6])
+    await dbg.ok("breakpoints", file="app.py", lines=["total", "busy"])
+    status = await dbg.ok("status")
+    assert "app.py:6 pending" in status.text, status.text
+    assert "function total pending" in status.text and "function busy pending" in status.text
+    await dbg.ok("breakpoints", lines=[])
+    status = await dbg.ok("status")
+    assert "function" not in status.text and "app.py:6 pending" in status.text, status.text

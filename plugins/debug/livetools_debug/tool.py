@@ -442,8 +442,10 @@ async def op_breakpoints(sup: DebugSupervisor, args: DebugArgs) -> Result:
     path = resolve_path(sup.root, args.file, must_exist=True)
     if not path.is_file():
         raise ToolError(f"{relpath(sup.root, path)} is not a file")
-    wanted: list[Want] = wants_of([x for x in lines if not isinstance(x, str)])
-    result = await _line_breakpoints(sup, path, wanted)
+    numbers = [x for x in lines if not isinstance(x, str)]
+    if names and not numbers:  # function names only: the file's lines stay as they are
+        return await _function_breakpoints(sup, names)
+    result = await _line_breakpoints(sup, path, wants_of(numbers))
     if names:
         functions = await _function_breakpoints(sup, names)
         result = Result(f"{result.text}\n{functions.text}", data=[*result.data, *functions.data])
