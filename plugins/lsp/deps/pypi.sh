@@ -24,6 +24,10 @@ tool ty 1.0.0 ty==1.0.0
 tool pyrefly 1.5.1 pyrefly==1.5.1
 tool fortls 3.2.2 fortls==3.2.2
 tool cmake-language-server 0.1.11 cmake-language-server==0.1.11 --with pygls==1.3.1
+# systemd-language-server has no --version: its installed version is asked of uv.
+if ! "${UV[@]}" tool list 2>/dev/null | grep -qF "systemd-language-server v0.3.5"; then
+    "${UV[@]}" tool install --force --quiet systemd-language-server==0.3.5
+fi
 
 if ! command -v cmake >/dev/null 2>&1; then
     [ -n "${LIVETOOLS_APT_UPDATED:-}" ] || apt-get update -o DPkg::Lock::Timeout=600

@@ -1,6 +1,7 @@
 """The servers installed from PyPI (plugins/lsp/deps/pypi.sh), each on real code from a registry:
 pyright, pylsp, jedi-language-server, ty and pyrefly on click and requests (PyPI sdists), fortls
-on MINPACK (Debian's source), cmake-language-server on CMake's own modules (Debian's cmake-data).
+on MINPACK (Debian's source), cmake-language-server on CMake's own modules (Debian's cmake-data),
+systemd-language-server on systemd's own units (Debian's systemd).
 
 Each differential compares our `lsp` answers with a raw client of a second process of the same
 server (tests/lsp/differential.py); where the server has a CLI checker, our `lsp diagnostics` of
@@ -55,6 +56,17 @@ CASES = [
         (".f",),
         actions=("symbols", *NAV),
         files=3,
+        package="plugins/lsp/deps/pypi.sh",
+    ),
+    Case(
+        "systemd-units",
+        "systemd-language-server",
+        ("systemd-language-server",),
+        "systemd",
+        (".service", ".socket", ".timer"),
+        actions=("hover",),
+        files=4,
+        positions=10,
         package="plugins/lsp/deps/pypi.sh",
     ),
     Case(
