@@ -5,12 +5,14 @@
 set -euo pipefail
 
 npm_missing=()
-need() { command -v "$1" >/dev/null 2>&1 || npm_missing+=("$2"); }
+need() { command -v "$1" >/dev/null 2>&1 || npm_missing+=("${@:2}"); }
 need vscode-json-language-server vscode-langservers-extracted@4.10.0
 need yaml-language-server yaml-language-server@1.25.0
 need intelephense intelephense@1.18.5
 need docker-langserver dockerfile-language-server-nodejs@0.15.0
 need svelteserver svelte-language-server@0.18.4
+# svelte-check with the compiler svelte-language-server bundles (svelte 4), not its peer default.
+need svelte-check svelte-check@4.7.9 svelte@4.2.20
 need graphql-lsp graphql-language-service-cli@3.5.0
 need prisma-language-server @prisma/language-server@31.12.10
 need biome @biomejs/biome@2.6.9

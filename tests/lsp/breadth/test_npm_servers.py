@@ -320,6 +320,45 @@ async def test_yaml_errors_agree_with_the_yaml_cli(tmp_path: Path) -> None:
     assert all(cli[f] for f in checked if "broken" in f)
 
 
+_MACHINE = re.compile(r'^\d+ (ERROR|WARNING) "([^"]+)" (\d+):\d+ ', re.M)
+
+
+@realworld
+async def test_svelte_diagnostics_agree_with_svelte_check(tmp_path: Path) -> None:
+    """carbon-components-svelte as shipped: the files svelte-check flags (its a11y warnings,
+    svelte 4's, the compiler svelte-language-server bundles) and some it does not, plus a copy
+    with an element left open; (line, severity) per file."""
+    check_bin = binary("svelte-check", NPM)
+    binary("svelteserver", NPM)
+    root = corpus_copy("carbon-svelte", tmp_path)
+    text = (root / "src/Tag/Tag.svelte").read_text(encoding="utf-8")
+    (root / "src/Tag/TagBroken.svelte").write_text(text + "\n<div>\n", encoding="utf-8")
+    argv = [check_bin, "--workspace", ".", "--output", "machine"]
+    _, out = await _cli(argv, root)
+    flagged: dict[str, set[tuple[int, str]]] = {}
+    for kind, rel, line in _MACHINE.findall(out):
+        flagged.setdefault(rel, set()).add((int(line), kind.lower()))
+    clean = sorted(p.relative_to(root).as_posix() for p in root.rglob("*.svelte"))
+    files = sample(sorted(flagged), 4, seed=2) + sample(
+        [f for f in clean if f not in flagged], 2, seed=2
+    )
+    assert "src/Tag/TagBroken.svelte" in flagged, out[-2000:]
+    files += [] if "src/Tag/TagBroken.svelte" in files else ["src/Tag/TagBroken.svelte"]
+    ours: dict[str, set[tuple[int, str]]] = {}
+    async with lsp_run(root, ["svelte-language-server"]) as run:
+        for rel in files:
+            ours[rel] = {
+                (d["line"], d["severity"])
+                for d in await our_diagnostics(run, rel)
+                if d["severity"] in ("error", "warning")
+            }
+    agreed = sum(ours[f] == flagged.get(f, set()) for f in files)
+    print(f"\nsvelte-language-server vs svelte-check: {agreed}/{len(files)} files agree")
+    for f in files:
+        print(f"  {f}: ours {sorted(ours[f])}, svelte-check {sorted(flagged.get(f, set()))}")
+    assert agreed == len(files)
+
+
 def _dockerfile_utils() -> str:
     """The dockerfile-utils CLI docker-langserver ships (the library it diagnoses with)."""
     server = Path(os.path.realpath(binary("docker-langserver", NPM)))
