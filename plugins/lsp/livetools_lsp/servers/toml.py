@@ -8,9 +8,13 @@ from ..spec import ServerSpec
 SERVERS: tuple[ServerSpec, ...] = (
     ServerSpec(
         id="tombi",
+        # --offline: schemas from its cache and the ones it embeds (pyproject.toml, Cargo.toml).
+        # Without it, the catalog fetch of a closed network held back answers: seen one run in
+        # two on maturin, where our first outlines came back empty.
         command=("tombi", "lsp", "--offline"),
         extensions={".toml": "toml"},
-        markers=("tombi.toml", "pyproject.toml", "Cargo.toml"),
-        checker=("tombi", "lint", "{file}"),
+        # No markers: one server at the run root serves every TOML file (a netlify.toml or a
+        # config.toml has no project around it; tombi finds its tombi.toml itself).
+        checker=("tombi", "lint", "--offline", "{file}"),
     ),
 )
