@@ -464,3 +464,25 @@ async def test_pydevd_socket_gets_nodelay_at_the_first_stop(tmp_path: Path, open
     assert (await dbg.ok("evaluate", expression=probe)).data["result"] != "0"
     step = await dbg.ok("step_over")
     assert step.data["stop"]["frame"]["line"] == line + 1, step.text
+
+
+async def test_stdout_and_stderr_lines_are_not_spliced(tmp_path: Path, open_debugger) -> None:
+    """The two streams arrive as chunks; a line of one is never cut by a line of the other
+    (it was: 'hello from appto stderr', in 1 or 2 launches of 6)."""
+    root = copy_project("py", tmp_path)
+    (root / "mix.py").write_text(
+        "import sys, time\n"
+        "sys.stdout.write('part-a'); sys.stdout.flush(); time.sleep(0.05)\n"
+        "sys.stderr.write('line-b\\n'); sys.stderr.flush(); time.sleep(0.05)\n"
+        "sys.stdout.write('rest\\n'); sys.stdout.flush()\n"
+        "sys.stdout.write('prompt> '); sys.stdout.flush()\n"
+        "x = 1  # stop\n"
+    )
+    dbg = await open_debugger(root)
+    await dbg.ok("breakpoints", file="mix.py", lines=[line_of(root / "mix.py", "# stop")])
+    r = await dbg.ok("launch", program="mix.py")
+    assert r.data["outcome"] == "stopped", r.text
+    out = (await dbg.ok("output")).data["output"]
+    lines = out.splitlines()
+    assert "part-arest" in lines and "line-b" in lines, out
+    assert out.endswith("prompt> "), out  # an unfinished line is shown at the stop

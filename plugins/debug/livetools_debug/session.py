@@ -164,6 +164,7 @@ class Session:
         self._internal_re = re.compile(adapter.internal_frames) if adapter.internal_frames else None
         self._marker: str | None = None  # an output sync in flight (adapter.output_sync)
         self._held: dict[str, str] = {}  # per stream: text since the sync began, until its marker
+        self._partial: dict[str, str] = {}  # per stream: its last line, until its newline
         self._synced = asyncio.Event()
         self._syncs = 0
         self._tuned = adapter.first_stop is None
@@ -292,7 +293,7 @@ class Session:
             if self._marker is not None and category in self._held:
                 self._hold(category, text)
             else:
-                self.output.write(text)
+                self._stream_write(category, text)
             return
         for line in text.replace("\r\n", "\n").splitlines():
             if self._exit_re and (match := self._exit_re.search(line)):
@@ -301,6 +302,22 @@ class Session:
                 self.step_cut = True
             if line.strip():
                 self.messages.append(line.strip()[:400])
+
+    def _stream_write(self, category: str, text: str) -> None:
+        """Whole lines into the ring, a stream's unfinished line kept back: stdout and stderr
+        arrive as chunks ('hello from app', then stderr's 'to stderr\n', then stdout's '\n'),
+        and writing them as they came spliced two lines into 'hello from appto stderr'."""
+        text = self._partial.pop(category, "") + text
+        cut = text.rfind("\n") + 1
+        if cut:
+            self.output.write(text[:cut])
+        if cut < len(text):
+            self._partial[category] = text[cut:]
+
+    def flush_partial(self) -> None:
+        """Unfinished lines into the ring (a prompt without a newline): at every result."""
+        for category in list(self._partial):
+            self.output.write(self._partial.pop(category))
 
     def shown(self, text: str) -> str:
         """Output as shown to the model: tracebacks without the debugger's own frames."""
@@ -320,7 +337,7 @@ class Session:
             return
         before, _, after = held.partition(line)
         del self._held[category]
-        self.output.write(before + after)
+        self._stream_write(category, before + after)
         if not self._held:
             self._synced.set()
 
@@ -350,7 +367,7 @@ class Session:
                 written = str(body.get("result", ""))
                 for fd, category in (("1", "stdout"), ("2", "stderr")):
                     if fd not in written:  # not a pipe of ours any more: no marker comes there
-                        self.output.write(self._held.pop(category, ""))
+                        self._stream_write(category, self._held.pop(category, ""))
                 if not self._held:
                     return
                 with contextlib.suppress(TimeoutError):
@@ -358,7 +375,7 @@ class Session:
         finally:
             self._marker = None
             for category in ("stdout", "stderr"):  # a marker that never came: keep the text
-                self.output.write(self._held.pop(category, ""))
+                self._stream_write(category, self._held.pop(category, ""))
 
     def _on_adapter_stdout(self, line: str) -> None:
         if self._exit_re and (match := self._exit_re.search(line)):
@@ -1016,6 +1033,7 @@ class Session:
             if self.exit_code is None:  # `exited` may trail `terminated` a little
                 await asyncio.sleep(0.1)
             kind = "exited" if self.state == "exited" else "ended"
+        self.flush_partial()
         return Outcome(kind, self.output.since(mark), note)
 
     async def _first_stop(self) -> None:

@@ -910,6 +910,7 @@ async def op_output(sup: DebugSupervisor, args: DebugArgs) -> Result:
     """A page of the output stream. Offsets count every character ever written, so a page
     stays put while the ring moves on; the default is the tail."""
     session = sup.live_session()
+    session.flush_partial()
     ring = session.output
     total, dropped = ring.total, ring.dropped
     if total == 0:
