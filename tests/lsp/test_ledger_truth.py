@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import shutil
 from pathlib import Path
 
 from tests.lsp.conftest import lsp_run
@@ -45,3 +46,78 @@ async def test_a_rename_is_not_blamed_for_errors_that_name_the_symbol(tmp_path: 
         assert "new diagnostics" not in r.text, r.text
     after = await cli_errors(cli, tmp_path)
     assert after == [m.replace('"make"', '"build"') for m in before], after
+
+
+C_FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "projects" / "lsp" / "c"
+# Warnings of the header's own, and a use of the field the test renames.
+HEADER_EXTRA = (
+    "static inline int unused_helper(int a, int b) { int z; return a; }\n"
+    "static inline double half_area(const struct square *sq) { int bad = sq->side; "
+    "return square_area(sq) / 2; }\n#endif"
+)
+
+
+def _c_project(tmp_path: Path) -> Path:
+    """The c fixture with a header that has warnings of its own and a compile database with
+    warnings on (clangd checks an includer against the header on disk)."""
+    root = tmp_path / "c"
+    shutil.copytree(C_FIXTURE, root)
+    (root / "compile_flags.txt").unlink()
+    header = root / "include" / "shapes.h"
+    header.write_text(header.read_text().replace("#endif", HEADER_EXTRA))
+    flags = ["cc", "-std=c11", "-Iinclude", "-Wall", "-Wextra", "-Wconversion", "-c"]
+    commands = [
+        {"directory": str(root), "file": str(root / f), "arguments": [*flags, f]}
+        for f in ("src/main.c", "src/shapes.c")
+    ]
+    (root / "compile_commands.json").write_text(json.dumps(commands))
+    return root
+
+
+async def test_a_header_edit_reports_the_includer_it_breaks(tmp_path: Path) -> None:
+    """src/shapes.c uses `side` and is not open: the header edit that renames the field is
+    reported in it; the undo does not call the header's old warning (hidden by the error
+    meanwhile) the undo's doing."""
+    require_binary("clangd", "apt-get install clangd")
+    root = _c_project(tmp_path)
+    header = (root / "include" / "shapes.h").read_text()
+    async with lsp_run(root, ["clangd"]) as run:
+        await run.call("lsp", {"action": "diagnostics", "file": "src/main.c"})
+        broken = header.replace("double side;", "double length;")
+        r = await run.call("write", {"path": "include/shapes.h", "content": broken})
+        assert "src/shapes.c:4: error [no_member]: No member named 'side'" in r.text, r.text
+        r = await run.call("write", {"path": "include/shapes.h", "content": header})
+        lines = [line for line in r.text.splitlines() if line.startswith("include/shapes.h:")]
+        assert lines and all("(back: it was there when the run first saw" in x for x in lines)
+
+
+async def test_a_rename_opening_a_header_blames_none_of_its_warnings(tmp_path: Path) -> None:
+    """The rename edits the header, which the run never opened: its six warnings were there
+    before and are not reported (its baseline is the first publish for the old text)."""
+    require_binary("clangd", "apt-get install clangd")
+    root = _c_project(tmp_path)
+    async with lsp_run(root, ["clangd"]) as run:
+        r = await run.call(
+            "lsp_rename",
+            {"file": "src/shapes.c", "line": 3, "symbol": "square_area", "new_name": "sq_area"},
+        )
+        assert not r.is_error and "include/shapes.h (2)" in r.text, r.text
+        assert "the write added no diagnostics" in r.text, r.text
+        d = await run.call("lsp", {"action": "diagnostics", "file": "include/shapes.h"})
+        assert "warnings (clangd)" in d.text.splitlines()[0], d.text  # they are there
+
+
+async def test_deleting_a_module_reports_its_importer(tmp_path: Path) -> None:
+    """A module deleted through the run (a harness reporting it with run.writing): its
+    importer, never opened, now fails to import it, and the write says so."""
+    require_binary("basedpyright-langserver", "uv sync")
+    (tmp_path / "pyproject.toml").write_text("[project]\nname = 'd'\nversion = '0'\n")
+    (tmp_path / "helpers.py").write_text("def helper() -> int:\n    return 1\n")
+    (tmp_path / "uses.py").write_text("from helpers import helper\n\nprint(helper())\n")
+    (tmp_path / "main.py").write_text("print(1)\n")
+    async with lsp_run(tmp_path, ["basedpyright"]) as run:
+        await run.call("lsp", {"action": "diagnostics", "file": "main.py"})
+        async with run.writing(["helpers.py"]) as notes:
+            (tmp_path / "helpers.py").unlink()
+        text = "\n".join(notes)
+        assert 'uses.py:1: error [reportMissingImports]: Import "helpers"' in text, text

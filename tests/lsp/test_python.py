@@ -189,7 +189,7 @@ def test_marker_missing(tmp_path: Path) -> None:
     assert "no usable language server for loose.py" in out.stdout
     # Said once for every Python server, naming the file to create.
     assert "no root marker: create pyproject.toml (or setup.cfg," in out.stdout
-    assert "(basedpyright, pyright, pylsp need one)" in out.stdout
+    assert "(basedpyright, pyright, pylsp, " in out.stdout and " need one)" in out.stdout
     assert out.stdout.count("pyproject.toml") == 1, out.stdout
 
 

@@ -72,10 +72,10 @@ DECLARATION_WAIT = 5.0  # seconds the definition asked to order references may t
 
 class LspArgs(BaseModel):
     action: Action
-    file: str = Field("", description='Path from the root; "*" with diagnostics = project check.')
+    file: str = Field("", description="Path from the root.")
     line: int = Field(0, ge=0, description="1-based line.")
-    symbol: str = Field("", description="Text on that line to point at; name#2 = 2nd match.")
-    query: str = Field("", description="symbols: workspace search.")
+    symbol: str = Field("", description="name#2 = its 2nd match on the line.")
+    query: str = ""
     path: str = Field("", description="references|symbols|calls: only under this folder/file.")
     offset: int = Field(0, ge=0, description="Skip this many results (next page).")
 
@@ -558,20 +558,84 @@ async def calls(sup: Supervisor, path: Path, args: LspArgs) -> Result:
 
 
 async def code_actions(sup: Supervisor, path: Path, args: LspArgs) -> Result:
+    """What the navigating server offers at the symbol, and every linter beside it (ruff's
+    "Remove unused import"), each labelled with its server when there are several."""
     rel = relpath(sup.root, path)
-    server = await sup.server_for(path)
     method = "textDocument/codeAction"
-    if not server.supports("codeActionProvider", method):
-        raise ToolError(f"{server.spec.id} does not support code actions")
+    servers: list[LanguageServer] = []
+    if sup.candidates(path) or not sup.linter_specs(path):
+        try:
+            servers.append(await sup.server_for(path))
+        except ToolError:
+            if not sup.linter_specs(path):
+                raise
+    servers += (await sup.linters_for(path))[0]
+    offering = [s for s in servers if s.supports("codeActionProvider", method)]
+    if not offering:
+        names = ", ".join(s.spec.id for s in servers) or "no server"
+        raise ToolError(f"{names} does not support code actions ({rel})")
+    head = f'code actions at "{args.symbol}" ({rel}:{args.line})'
+    rows = []
+    for server in offering:
+        whose = f" [{server.spec.id}]" if len(offering) > 1 else ""
+        for action in await _offered(server, path, args, rel):
+            kind = action.get("kind") or ("command" if "command" in action else "")
+            mark = ", preferred" if action.get("isPreferred") else ""
+            ident = sup.offered.add(server, action, path)
+            title = action.get("title")
+            line = f"- {ident}: {title} ({kind or 'action'}{mark}){whose}"
+            rows.append((line, {"id": ident, "title": title, "server": server.spec.id}))
+    if not rows:
+        names = ", ".join(s.spec.id for s in offering)
+        return Result(f"{head}: none offered by {names}", {"actions": []})
+    kept, cut = cap_items(rows, CODE_ACTIONS_CAP)
+    text = [f"{head} (apply one: lsp_rename apply=ID):", *(r[0] for r in kept)]
+    if cut:
+        text.append(cut)
+    return Result("\n".join(text), {"actions": [r[1] for r in kept]})
+
+
+async def _offered(
+    server: LanguageServer, path: Path, args: LspArgs, rel: str
+) -> list[dict[str, Any]]:
+    return await _offered_range(server, path, rel, args.line, args.symbol)
+
+
+async def _offered_range(
+    server: LanguageServer,
+    path: Path,
+    rel: str,
+    line: int | None,
+    symbol: str | None,
+    only: list[str] | None = None,
+) -> list[dict[str, Any]]:
+    """The server's code actions at `symbol` on `line`, or for the whole file (no line), with
+    the diagnostics there as context; `only`: of these kinds."""
     first = path_uri(path) not in server.documents
-    params, spot = await _position(server, path, args.line, args.symbol, rel)
-    doc = server.documents[params["textDocument"]["uri"]]
-    line_text = split_lines(doc.text)[spot.line]
-    start = params["position"]
-    end = {
-        "line": spot.line,
-        "character": encode_column(line_text, spot.index + spot.length, server.encoding),
-    }
+    if line and symbol:
+        params, spot = await _position(server, path, line, symbol, rel)
+        doc = server.documents[params["textDocument"]["uri"]]
+        line_text = split_lines(doc.text)[spot.line]
+        start = params["position"]
+        end = {
+            "line": spot.line,
+            "character": encode_column(line_text, spot.index + spot.length, server.encoding),
+        }
+        rows = (spot.line, spot.line)
+    else:
+        await server.refresh()
+        doc, _ = await server.sync(path)
+        lines = split_lines(doc.text)
+        params = {"textDocument": {"uri": doc.uri}}
+        start = {"line": 0, "character": 0}
+        last = max(len(lines) - 1, 0)
+        end = {
+            "line": last,
+            "character": encode_column(lines[last], len(lines[last]), server.encoding)
+            if lines
+            else 0,
+        }
+        rows = (0, last)
     on_line = []
     try:
         # Quick fixes are offered for the line's diagnostics: a file just opened waits for its
@@ -584,32 +648,16 @@ async def code_actions(sup: Supervisor, path: Path, args: LspArgs) -> Result:
         raw = None
     for diag in raw or []:
         rng = diag.get("range") or {}
-        if rng.get("start", {}).get("line", -1) <= spot.line <= rng.get("end", {}).get("line", -1):
+        low, high = rng.get("start", {}).get("line", -1), rng.get("end", {}).get("line", -1)
+        if low <= rows[1] and rows[0] <= high:
             on_line.append(diag)
-    request = {
-        "textDocument": params["textDocument"],
-        "range": {"start": start, "end": end},
-        "context": {"diagnostics": on_line, "triggerKind": 1},
-    }
-    result = await server.request(method, request, what="code_actions")
-    items = [a for a in result or [] if isinstance(a, dict)]
-    head = f'code actions at "{args.symbol}" ({rel}:{args.line})'
-    if not items:
-        return Result(f"{head}: none offered by {server.spec.id}", {"actions": []})
-    rows = []
-    for action in items:
-        kind = action.get("kind") or ("command" if "command" in action else "")
-        mark = ", preferred" if action.get("isPreferred") else ""
-        ident = sup.offered.add(server, action, path)
-        title = action.get("title")
-        rows.append(
-            (f"- {ident}: {title} ({kind or 'action'}{mark})", {"id": ident, "title": title})
-        )
-    kept, cut = cap_items(rows, CODE_ACTIONS_CAP)
-    text = [f"{head} (apply one: lsp_rename apply=ID):", *(r[0] for r in kept)]
-    if cut:
-        text.append(cut)
-    return Result("\n".join(text), {"actions": [r[1] for r in kept]})
+    context: dict[str, Any] = {"diagnostics": on_line, "triggerKind": 1}
+    if only:
+        context["only"] = only
+    request = {"textDocument": params["textDocument"], "range": {"start": start, "end": end}}
+    request["context"] = context
+    result = await server.request("textDocument/codeAction", request, what="code_actions")
+    return [a for a in result or [] if isinstance(a, dict)]
 
 
 async def status(sup: Supervisor) -> Result:

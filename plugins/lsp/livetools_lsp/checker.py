@@ -12,6 +12,7 @@ import re
 import shutil
 import stat
 import tempfile
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -76,6 +77,23 @@ def _special(path: str) -> bool:
     except OSError:
         return True
     return not (stat.S_ISREG(mode) or stat.S_ISDIR(mode) or stat.S_ISLNK(mode))
+
+
+def _has_files(root: Path, spec: ServerSpec) -> bool:
+    """Whether `root` holds a file the spec serves (bounded): a checker for a language the
+    checkout does not have only says "no files" (a server with no root marker is usable
+    anywhere)."""
+    seen = 0
+    deadline = time.monotonic() + 1.0
+    for _folder, dirs, names in os.walk(root):
+        dirs[:] = [d for d in dirs if d not in SKIP_DIRS and not d.startswith(".")]
+        for name in names:
+            if os.path.splitext(name)[1] in spec.extensions:
+                return True
+            seen += 1
+            if seen > 50_000 or time.monotonic() > deadline:
+                return True  # not known: let the checker say
+    return False
 
 
 def _files(root: Path, spec: ServerSpec) -> list[Path]:
@@ -185,6 +203,8 @@ async def run_checkers(sup: Supervisor) -> Result:
         if verdict.reason is not None or verdict.root is None:
             continue
         root = verdict.root
+        if not spec.markers and not await asyncio.to_thread(_has_files, root, spec):
+            continue
         local = _local_binary(spec.checker[0], root, sup.root)
         binary = local or await sup.binary(spec.checker[0], verdict.binary)
         if binary is None:

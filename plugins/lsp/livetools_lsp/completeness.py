@@ -48,14 +48,18 @@ class Mentions:
 
 
 def outside(
-    root: Path, server: LanguageServer, old: str, touched: set[Path]
+    root: Path,
+    server: LanguageServer,
+    old: str,
+    touched: set[Path],
+    seconds: float = MAX_SECONDS,
 ) -> tuple[list[Path], bool]:
     """Files of the server's types under `root` holding `old` as a whole word, not in
     `touched`; and whether the search stopped at its bound."""
     word = re.compile(rf"(?<![\w$]){re.escape(old)}(?![\w$])".encode())
     needle = old.encode()
     found: list[Path] = []
-    deadline = time.monotonic() + MAX_SECONDS
+    deadline = time.monotonic() + seconds
     seen = 0
     for folder, dirs, names in os.walk(root):
         dirs[:] = sorted(d for d in dirs if d not in SKIP_DIRS and not d.startswith("."))

@@ -10,6 +10,7 @@ second identical error is. Only errors and warnings are kept; hints and "unneces
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import re
 from collections import Counter
 from collections.abc import Iterator
@@ -30,6 +31,7 @@ class Item:
     code: str | None
     message: str
     source: str | None
+    again: bool = False  # new to this write, but the file had it when the run first saw it
 
     @property
     def key(self) -> tuple[str, str | None, str]:
@@ -68,6 +70,9 @@ class Ledger:
 
     def __init__(self) -> None:
         self._known: dict[tuple[Path, str], Counter[tuple[str, str | None, str]]] = {}
+        # What each file had when the run first saw it: an item back to that count is "again"
+        # (a warning an error had hidden comes back with the fix; it is not the fix's doing).
+        self._first: dict[tuple[Path, str], Counter[tuple[str, str | None, str]]] = {}
         self._renamed: tuple[re.Pattern[str], str] | None = None
 
     @contextlib.contextmanager
@@ -87,6 +92,7 @@ class Ledger:
     def seed(self, path: Path, items: list[Item], source: str = "") -> None:
         """Record the state before a write without reporting it."""
         self._known[(path, source)] = Counter(i.key for i in items)
+        self._first.setdefault((path, source), Counter(i.key for i in items))
 
     def news(self, path: Path, items: list[Item], source: str = "") -> list[Item]:
         """The items beyond what was known (per key, the extra occurrences, latest lines
@@ -99,11 +105,13 @@ class Ledger:
                 mapped[(severity, code, pattern.sub(new, message))] += count
             known = mapped
         now = Counter(i.key for i in items)
+        first = self._first.setdefault((path, source), Counter(known))
         fresh: list[Item] = []
         budget = {key: count - known.get(key, 0) for key, count in now.items()}
         for item in reversed(items):
             if budget.get(item.key, 0) > 0:
-                fresh.append(item)
+                again = now[item.key] - budget[item.key] < first.get(item.key, 0)
+                fresh.append(dataclasses.replace(item, again=again))
                 budget[item.key] -= 1
         self._known[(path, source)] = now
         return sorted(fresh, key=lambda i: (i.line, i.severity, i.message))
@@ -111,6 +119,9 @@ class Ledger:
     def forget(self, path: Path) -> None:
         for key in [k for k in self._known if k[0] == path]:
             del self._known[key]
+        for key in [k for k in self._first if k[0] == path]:
+            del self._first[key]
 
     def clear(self) -> None:
         self._known.clear()
+        self._first.clear()

@@ -17,9 +17,9 @@ from typing import Any
 
 from livetools import CallContext, EditConflict, PathError, Result, ToolError, relpath, resolve_path
 from livetools.approvals import confirm
-from livetools.files import read_bytes_sync
 
-from .completeness import outside
+from .completeness import MAX_SECONDS
+from .importers import importers
 from .jsonrpc import RpcTimeout
 from .server import LanguageServer, path_uri
 from .supervisor import Supervisor
@@ -100,7 +100,7 @@ async def move_file(
         work.apply_edit(edit)
     _check_paths(sup, work)
     changed = {p for p, n in work.edits.items() if n}  # an empty edit list changes nothing
-    left = await asyncio.to_thread(_imports_left, sup, server, path, changed)
+    left, _ = await asyncio.to_thread(importers, sup.root, server, path, changed, MAX_SECONDS)
     if left:
         shown = "; ".join(f"{relpath(sup.root, p)}:{n}: {t}" for p, n, t in left[:8])
         more = f" (and {len(left) - 8} more)" if len(left) > 8 else ""
@@ -133,29 +133,6 @@ async def move_file(
         head = f"moved {rel} → {new_rel}; {server.spec.id} found no imports to update"
     data: dict[str, Any] = {"moved": [rel, new_rel], "edits": edited, "notes": notes}
     return Result("\n".join([head, diff, *notes]), data)
-
-
-def _imports_left(
-    sup: Supervisor, server: LanguageServer, path: Path, touched: set[Path]
-) -> list[tuple[Path, int, str]]:
-    """Lines of other files that import the moved module by its old name (an import statement
-    naming its stem) and that the server's edit does not change: a move would break them."""
-    stem = re.escape(path.stem)
-    importing = re.compile(
-        rf"^\s*(?:from|import|export|#\s*include|use|require).*(?<![\w$-]){stem}(?![\w$-])"
-        rf"|require\(.*(?<![\w$-]){stem}(?![\w$-])"
-    )
-    found: list[tuple[Path, int, str]] = []
-    files, _ = outside(sup.root, server, path.stem, touched | {path})
-    for other in files:
-        try:
-            text = read_bytes_sync(other, sup.root).decode("utf-8", "replace")
-        except (PathError, OSError):
-            continue
-        for number, line in enumerate(text.splitlines(), 1):
-            if importing.search(line):
-                found.append((other, number, line.strip()[:120]))
-    return found
 
 
 def _check_paths(sup: Supervisor, work: Any) -> None:

@@ -13,12 +13,14 @@ import asyncio
 import contextlib
 import time
 from collections.abc import AsyncIterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from livetools import PathError, ToolError, cap_items, relpath
 from livetools.files import read_text
 
+from .importers import importers
 from .ledger import Item, Ledger, significant
 from .server import Document, LanguageServer, path_uri, uri_path
 from .supervisor import KEY, Supervisor
@@ -34,6 +36,10 @@ DEPENDENTS = 20  # open documents re-checked per server and write
 DEPENDENT_WAIT = 2.0  # push servers: how long to wait for the dependents' re-publishes
 QUIET = 0.5  # ... or until no publish came for this long (longer when the server is slow now)
 CHECKED_SHOWN = 8
+IMPORTERS = 10  # files that import a created, deleted or header file, opened per write
+IMPORTER_SEARCH = 1.0  # seconds the search for them may take
+PRE_WAIT = 8.0  # seconds a write may wait before it lands, for those importers' baselines
+HEADERS = {".h", ".hh", ".hpp", ".hxx", ".inc", ".inl"}
 
 
 def quiet_for(latency: float) -> float:
@@ -63,8 +69,22 @@ async def _read(path: Path) -> str | None:
 @contextlib.asynccontextmanager
 async def _observe(sup: Supervisor, paths: list[Path], notes: list[str]) -> AsyncIterator[None]:
     before = {path: await _read(path) for path in paths}
+    # The importers of a file about to be created, and the includers of a header, are opened
+    # now, while the disk still holds the old state: their baseline (clangd reads another
+    # file's headers from disk, not from our buffer).
+    early = [p for p in paths if before[p] is None or p.suffix in HEADERS]
+    importing: list[_Importers] = []
+    if early:
+        pre = asyncio.get_running_loop().time() + PRE_WAIT
+        try:
+            importing = await _importers(sup, early, set(paths), pre)
+        except Exception as exc:  # never in the way of the write itself
+            notes.append(f"importers of {relpath(sup.root, early[0])} not checked: {exc}")
     yield
     deadline = asyncio.get_running_loop().time() + TOTAL_WAIT
+    gone = [p for p in paths if before[p] is not None and p not in early and not p.exists()]
+    if gone:  # a deleted file's importers: the servers have not heard of it yet
+        importing += await _importers(sup, gone, set(paths), deadline, deleted=True)
     # Baselines first, then every new text, then the waits: a file's diagnostics must not be
     # computed against the old version of another file of the same write (a rename).
     steps = [_File(sup, path, before[path], deadline) for path in paths if sup.candidates(path)]
@@ -73,6 +93,7 @@ async def _observe(sup: Supervisor, paths: list[Path], notes: list[str]) -> Asyn
         *(s.prepare() for s in steps), return_exceptions=True
     )
     servers = {id(s.server): s.server for i, s in enumerate(steps) if outcomes[i] is True}
+    servers |= {id(group.server): group.server for group in importing}  # a deleted file's too
     dependents = [  # a linter judges each file alone: a write breaks no other file for it
         _Dependents(sup, server, set(paths), deadline)
         for server in servers.values()
@@ -95,6 +116,14 @@ async def _observe(sup: Supervisor, paths: list[Path], notes: list[str]) -> Asyn
     for server in [s for s in sup.servers.values() if s.alive]:
         with contextlib.suppress(ToolError):
             await server.send_watched()
+    for group in importing:
+        server = group.server
+        if not server.watched.registered:  # clangd: an includer is re-read only when reopened
+            with contextlib.suppress(ToolError):
+                await server.resend(group.docs, reopen=True)
+            for dep in dependents:
+                if dep.server is server:
+                    dep.awaited.update(d.uri for d in group.docs)
     for step in sent:
         mates = [s.doc.sent_at for s in sent if s.server is step.server and s.doc is not None]
         if len(mates) > 1:
@@ -127,6 +156,9 @@ async def _observe(sup: Supervisor, paths: list[Path], notes: list[str]) -> Asyn
             notes.append(f"diagnostics of the other open files unavailable: {exc}")
             continue
         checked += dep.checked_note()
+    for group in importing:
+        if group.deleted:
+            found += await group.broken(found, deadline)
     if found:
         notes.append(render(sup, found, checked))
     elif clean:
@@ -136,6 +168,78 @@ async def _observe(sup: Supervisor, paths: list[Path], notes: list[str]) -> Asyn
         notes.append(
             f"checked by {', '.join(sorted(clean))}: the write added no diagnostics{others}"
         )
+
+
+@dataclass
+class _Importers:
+    """The files of one server that import a written file, and their import lines."""
+
+    server: LanguageServer
+    docs: list[Document]
+    lines: dict[str, set[int]]  # uri -> 1-based lines importing the written file
+    deleted: bool = False
+
+    async def broken(
+        self, found: list[tuple[Path, str, list[Item]]], deadline: float
+    ) -> list[tuple[Path, str, list[Item]]]:
+        """A deleted file's importers: what is reported now on their import lines is this
+        write's doing (the file was there before it), whatever baseline the server gave
+        (one that had already noticed the deletion on its own gave no difference)."""
+        seen = {(p, i.line, i.message) for p, _, items in found for i in items}
+        out: list[tuple[Path, str, list[Item]]] = []
+        for doc in self.docs:
+            if doc.path is None:
+                continue
+            raw = await self.server.diagnostics(doc, min(WARM_WAIT, _left(deadline)))
+            items = [
+                i
+                for i in significant(raw or [])
+                if i.line in self.lines.get(doc.uri, set())
+                and (doc.path, i.line, i.message) not in seen
+            ]
+            if items:
+                out.append((doc.path, self.server.spec.id, items))
+        return out
+
+
+async def _importers(
+    sup: Supervisor,
+    paths: list[Path],
+    written: set[Path],
+    deadline: float,
+    deleted: bool = False,
+) -> list[_Importers]:
+    """The files that import `paths`, which servers do not follow by themselves: a created or
+    deleted file (an import starts or stops resolving), a C/C++ header (an includer is not
+    re-checked). Found by a bounded search, opened with their current state as the baseline,
+    at most IMPORTERS per write; a header's server is started for it."""
+    found: list[_Importers] = []
+    budget = IMPORTERS
+    for path in paths:
+        server = sup.running_for(path)
+        if server is None and path.suffix in HEADERS and sup.candidates(path):
+            with contextlib.suppress(ToolError, TimeoutError):
+                server = await asyncio.wait_for(sup.server_for(path), _left(deadline))
+        if budget <= 0 or server is None:
+            continue
+        left = min(IMPORTER_SEARCH, _left(deadline))
+        hits, _ = await asyncio.to_thread(importers, sup.root, server, path, written, left)
+        docs: list[Document] = []
+        lines: dict[str, set[int]] = {}
+        for other in list(dict.fromkeys(hit[0] for hit in hits))[:budget]:
+            opened = path_uri(other) not in server.documents
+            try:
+                doc, _ = await server.sync(other)
+                if opened and not server.pulls:  # its first publish is the baseline
+                    await server.diagnostics(doc, min(WARM_WAIT, _left(deadline)))
+            except ToolError:
+                continue
+            docs.append(doc)
+            lines[doc.uri] = {line for hit_path, line, _ in hits if hit_path == other}
+        budget -= len(docs)
+        if docs:
+            found.append(_Importers(server, docs, lines, deleted))
+    return found
 
 
 async def _linter_steps(
@@ -195,6 +299,7 @@ class _Dependents:
         self.sent_at = 0.0
         self.unknown: list[str] = []
         self.extra: list[str] = []  # re-published files that are not open
+        self.awaited: set[str] = set()  # uris resent after the write: a publish will come
 
     async def baseline(self) -> None:
         server = self.server
@@ -229,6 +334,8 @@ class _Dependents:
             await self._quiet(quiet_for(latency))
             for doc in self.docs:
                 entry = server.published.get(doc.uri)
+                if doc.uri in self.awaited and not self._current(doc):
+                    entry = None  # its answer did not come in time: unknown, not clean
                 after[doc.uri] = significant(entry.items) if entry else None
             open_uris = {doc.uri for doc in self.docs} | set(server.documents)
             # A folder the server had already published for was checked as a whole (a Go
@@ -266,17 +373,27 @@ class _Dependents:
         unchanged file may never be re-published: typescript-language-server publishes only on
         change)."""
         loop = asyncio.get_running_loop()
-        end = min(self.deadline, loop.time() + max(DEPENDENT_WAIT, 2 * quiet))
+        longest = max(DEPENDENT_WAIT, 2 * quiet)
+        if self.awaited:  # resent files will publish: a rebuild may take a while
+            longest = max(longest, self.server.spec.first_diagnostics)
+        end = min(self.deadline, loop.time() + longest)
         last = max((e.at for e in self.server.published.values()), default=0.0)
         last = max(last, self.sent_at)
         while (remaining := end - loop.time()) > 0:
+            waiting = [d for d in self.docs if d.uri in self.awaited and not self._current(d)]
             fresh = [self.server.published.get(d.uri) for d in self.docs]
-            if all(e is not None and e.at >= self.sent_at for e in fresh):
+            if not waiting and all(e is not None and e.at >= self.sent_at for e in fresh):
                 return
-            if time.monotonic() - last >= quiet:
+            if time.monotonic() - last >= quiet and not waiting:
                 return
             await self.server.wait_change(min(remaining, quiet))
             last = max([last, *(e.at for e in self.server.published.values())])
+
+    def _current(self, doc: Document) -> bool:
+        """A publish for the version sent last (a server clears a closed file's diagnostics
+        with an unversioned publish, which is not the reopened file's answer)."""
+        entry = self.server.published.get(doc.uri)
+        return entry is not None and entry.at >= self.sent_at and entry.version == doc.version
 
     def checked_note(self) -> list[str]:
         """Relative paths of the files this check covered (for the line saying which)."""
@@ -452,7 +569,8 @@ def render(
         kept, cut = cap_items(ranked, min(PER_FILE, max(TOTAL - shown, 0)))
         for item in kept:
             code = f" [{item.code}]" if item.code else ""
-            out.append(f"{rel}:{item.line}: {item.severity}{code}{whose}: {item.message}")
+            back = " (back: it was there when the run first saw the file)" if item.again else ""
+            out.append(f"{rel}:{item.line}: {item.severity}{code}{whose}: {item.message}{back}")
         shown += len(kept)
         if cut:
             out.append(f"{rel}: {cut}")

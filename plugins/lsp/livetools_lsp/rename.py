@@ -30,7 +30,7 @@ from livetools.approvals import asks_in_call, confirm
 from livetools.files import read_bytes_sync
 from livetools.files.staging import Staged
 
-from .code_actions import apply_action
+from .code_actions import KIND, apply_action, apply_kind
 from .completeness import (
     ASK_BOUND,
     MAX_OPENED,
@@ -56,7 +56,7 @@ class RenameArgs(BaseModel):
     symbol: str | None = Field(None, description="The name on that line; name#2 = 2nd match.")
     new_name: str | None = Field(None, min_length=1)
     preview: bool = Field(False, description="Stage only: a diff and an edit_id for resolve.")
-    apply: str | None = Field(None, description="A code action id from lsp code_actions.")
+    apply: str | None = Field(None, description="An lsp code_actions id, or a kind (quickfix).")
     move_to: str | None = None
 
 
@@ -312,6 +312,11 @@ async def lsp_rename(ctx: CallContext, args: RenameArgs) -> Result:
     if args.apply is not None:
         if args.new_name is not None or args.preview or args.move_to is not None:
             raise ToolError("apply takes only the action id; rename with new_name separately")
+        if KIND.fullmatch(args.apply.strip()):  # a kind: the file's action of that kind
+            if args.file is None:
+                raise ToolError(f"apply {args.apply!r} (a kind) needs file: the file to act on")
+            path = _file_path(sup, args.file, "lsp_rename")
+            return await apply_kind(ctx, sup, path, args.apply.strip(), args.line, args.symbol)
         return await apply_action(ctx, sup, args.apply)
     if args.move_to is not None:
         extra = [k for k in ("line", "symbol", "new_name") if getattr(args, k) is not None]

@@ -173,7 +173,7 @@ def client_capabilities() -> dict[str, Any]:
         "workspace": {
             "configuration": True,
             "workspaceFolders": True,
-            "applyEdit": False,
+            "applyEdit": True,  # answered only while a code action's command runs
             "didChangeConfiguration": {"dynamicRegistration": True},
             "didChangeWatchedFiles": {"dynamicRegistration": True},
             "symbol": {"dynamicRegistration": True},
@@ -228,6 +228,8 @@ class LanguageServer:
         self.server_info: dict[str, Any] = {}
         self.encoding = "utf-16"
         self.registrations: dict[str, str] = {}  # registration id -> method
+        # While a code action's command runs: the edits it sends back (workspace/applyEdit).
+        self.capturing: list[dict[str, Any]] | None = None
         self.watched = WatchedFiles(root, frozenset(spec.extensions))
         self._watch_lock = asyncio.Lock()
         self.documents: dict[str, Document] = {}
@@ -439,6 +441,9 @@ class LanguageServer:
         if method == "workspace/workspaceFolders":
             return [{"uri": path_uri(self.root), "name": self.root.name}]
         if method == "workspace/applyEdit":
+            if self.capturing is not None and isinstance((params or {}).get("edit"), dict):
+                self.capturing.append(params["edit"])  # applied by the caller's checked write
+                return {"applied": True}
             return {"applied": False, "failureReason": "livetools applies edits itself"}
         if method == "window/showDocument":
             return {"success": False}
@@ -681,11 +686,23 @@ class LanguageServer:
         """A server that asked to watch nothing (clangd) checks what a file includes only when
         the file itself changes: each open document goes again as a new version (its text
         unchanged), so a deleted header is missed and a created one found."""
-        for doc in list(self.documents.values()):
-            if doc.path is None or self._sync_kind() == 0:
+        await self.resend(list(self.documents.values()))
+
+    async def resend(self, docs: list[Document], reopen: bool = False) -> None:
+        """`docs` again as new versions, text unchanged: checked again against what they
+        include now (clangd re-reads an edited header only for a file that changes)."""
+        for doc in docs:
+            if doc.path is None or self._sync_kind() == 0 or doc.uri not in self.documents:
                 continue
             doc.version += 1
             doc.sent_at = time.monotonic()
+            if reopen:
+                await self.notify("textDocument/didClose", {"textDocument": {"uri": doc.uri}})
+                item = {"uri": doc.uri, "languageId": doc.language_id, "version": doc.version}
+                await self.notify(
+                    "textDocument/didOpen", {"textDocument": item | {"text": doc.text}}
+                )
+                continue
             params = {
                 "textDocument": {"uri": doc.uri, "version": doc.version},
                 "contentChanges": [{"text": doc.text}],
