@@ -299,3 +299,21 @@ async def test_function_names_given_with_a_file_leave_its_lines(
     await dbg.ok("breakpoints", lines=[])
     status = await dbg.ok("status")
     assert "function" not in status.text and "app.py:6 pending" in status.text, status.text
+
+
+async def test_delve_stop_on_entry_stops_in_main_main(tmp_path: Path, open_debugger) -> None:
+    """dlv's own stopOnEntry stops before the runtime has goroutine 1 (no stack: "unknown
+    goroutine 1"); stop_on_entry is a one-off function breakpoint on main.main instead, gone
+    after that stop (the conversation's own function breakpoints stay)."""
+    require_delve()
+    root = copy_project("go", tmp_path)
+    dbg = await open_debugger(root)
+    await dbg.ok("breakpoints", lines=["main.total"])
+    r = await dbg.ok("launch", program=".", options={"stop_on_entry": True})
+    assert r.data["stop"]["reason"] == "entry", r.text
+    assert r.data["stop"]["frame"]["name"] == "main.main", r.text
+    assert "function main.main" not in r.text and "function main.total verified" in r.text
+    r = await dbg.ok("continue")
+    assert r.data["stop"]["frame"]["name"] == "main.total", r.text
+    r = await dbg.ok("continue")
+    assert r.data["outcome"] == "exited", r.text

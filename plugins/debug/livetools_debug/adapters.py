@@ -90,6 +90,9 @@ class Adapter:
     # asked there): a setting inside the debuggee that the adapter offers no request for.
     first_stop: str | None = None
     modules: bool = False  # launches a module by name (`options.module`)
+    # stop_on_entry as a function breakpoint on this function, for the first stop only: dlv's
+    # own entry stop comes before the Go runtime has a goroutine ("unknown goroutine 1": no stack)
+    entry_function: str | None = None
     # A console line of the adapter saying a step was cut short by a breakpoint elsewhere, after
     # which it steps again only once `continue` has finished that step (dlv).
     step_interrupted: str | None = None
@@ -471,6 +474,7 @@ DELVE = Adapter(
     stdout_ignore=r"^(DAP server listening at|Type 'dlv help')|^\S+ \w+ layer=\w+ ",
     exit_pattern=r"Process \d+ has exited with status (-?\d+)",
     step_interrupted=r"^Step interrupted by a breakpoint",
+    entry_function="main.main",
     init_timeout=120.0,  # mode debug compiles first: 12 s with a cold build cache
     description="Go (dlv dap)",
 )

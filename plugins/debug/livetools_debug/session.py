@@ -173,6 +173,8 @@ class Session:
         self.refused: str | None = None  # a command the adapter refused with a stop (dlv)
         self._temporary: tuple[Path, list[Want]] | None = None  # run_to: the file's own set
         self.detach = False  # attached by pid: at the end the process is left running
+        # stop_on_entry by the adapter's entry_function: (it, the function breakpoints asked)
+        self.entry: tuple[str, list[str]] | None = None
 
     # -- state ---------------------------------------------------------------------------------
 
@@ -1011,6 +1013,15 @@ class Session:
         """After launch/attach: the first stop, exit or the grace period."""
         if self.state in ("starting", "running"):
             await self.wait_change(0, grace)
+        if self.entry is not None and self.live:
+            entry, asked = self.entry
+            self.entry = None
+            stop = self.stop
+            ours = stop is not None and stop.reason in ("function breakpoint", "breakpoint")
+            if self.state == "stopped" and stop is not None and ours and entry not in asked:
+                stop.reason = "entry"  # ours, not a breakpoint of the conversation
+            with contextlib.suppress(ToolError):
+                await self.set_functions(asked, strict=False)
         return await self.outcome(0)
 
     async def outcome(self, mark: int) -> Outcome:

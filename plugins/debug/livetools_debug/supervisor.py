@@ -8,7 +8,7 @@ import contextlib
 import mmap
 import os
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -203,7 +203,13 @@ class DebugSupervisor(Resource):
         self._arm_ttl(session)
         session.filters = self.filters
         breakpoints = dict(self.breakpoints)
-        await session.launch(found.detection.binary, info, breakpoints, list(self.functions))
+        functions = list(self.functions)
+        entry = found.adapter.entry_function if ask.stop_on_entry else None
+        if entry is not None:
+            info = replace(info, stop_on_entry=False)
+            session.entry = (entry, functions)
+            functions = list(dict.fromkeys([*functions, entry]))
+        await session.launch(found.detection.binary, info, breakpoints, functions)
         return await session.wait_first_stop(self.launch_wait)
 
     async def _module_adapter(self, ask: LaunchAsk) -> Usable:
