@@ -59,6 +59,16 @@ CASES = [
         package="plugins/lsp/deps/pypi.sh",
     ),
     Case(
+        "lapack-f90",
+        "fortls",
+        ("fortls", "--disable_autoupdate"),
+        "fortran",
+        (".f90",),
+        actions=("symbols", *NAV),
+        files=3,
+        package="plugins/lsp/deps/pypi.sh",
+    ),
+    Case(
         "systemd-units",
         "systemd-language-server",
         ("systemd-language-server",),
