@@ -264,7 +264,7 @@ def raw_locations(root: Path, result: Any) -> list[tuple[str, int]]:
     for item in items:
         uri = item.get("targetUri") or item.get("uri")
         rng = item.get("targetSelectionRange") or item.get("range")
-        key = f"{uri}{rng}"
+        key = f"{uri}{json.dumps(rng, sort_keys=True)}"  # a range's key order varies
         if key not in seen:
             seen.add(key)
             out.append(_where(root, uri, rng["start"]["line"]))

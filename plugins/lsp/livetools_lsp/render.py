@@ -80,7 +80,7 @@ def locations(result: Any) -> list[tuple[Path, int]]:
         return []
     items = result if isinstance(result, list) else [result]
     out = []
-    seen: set[str] = set()  # a server may list one location twice: counted once
+    seen: set[tuple[str, tuple[int, ...]]] = set()  # one location listed twice counts once
     for item in items:
         if not isinstance(item, dict):
             continue
@@ -89,7 +89,7 @@ def locations(result: Any) -> list[tuple[Path, int]]:
         path = uri_path(str(uri)) if uri else None
         if path is None:
             continue
-        key = f"{uri}{rng}"
+        key = (str(uri), _span(rng))  # by value: a range's key order varies (Perl::LS)
         if key in seen:
             continue
         seen.add(key)
@@ -250,3 +250,11 @@ def diagnostic_line(item: Item) -> str:
 
 def severity_name(raw: dict[str, Any]) -> str:
     return SEVERITY.get(int(raw.get("severity") or 1), "error")
+
+
+def _span(rng: Any) -> tuple[int, ...]:
+    """A range as numbers: start line, character, end line, character."""
+    rng = rng if isinstance(rng, dict) else {}
+    start, end = rng.get("start") or {}, rng.get("end") or {}
+    values = (start.get("line"), start.get("character"), end.get("line"), end.get("character"))
+    return tuple(int(v) if isinstance(v, int) else -1 for v in values)
