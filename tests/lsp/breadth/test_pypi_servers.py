@@ -30,6 +30,7 @@ from tests.lsp.differential import Case, binary, check, differential, our_diagno
 
 PY = ("python", (".py",))
 NAV = ("definition", "references", "hover")
+PYREFLY = ("pyrefly", "lsp", "--indexing-mode", "lazy-blocking")  # as the spec starts it
 
 
 def _py(project: str, server: str, argv: tuple[str, ...], package: str, **kw: object) -> Case:
@@ -46,8 +47,8 @@ CASES = [
     _py("requests", "jedi-language-server", ("jedi-language-server",), "plugins/lsp/deps/pypi.sh"),
     _py("click", "ty", ("ty", "server"), "plugins/lsp/deps/pypi.sh"),
     _py("requests", "ty", ("ty", "server"), "plugins/lsp/deps/pypi.sh"),
-    _py("click", "pyrefly", ("pyrefly", "lsp"), "plugins/lsp/deps/pypi.sh"),
-    _py("requests", "pyrefly", ("pyrefly", "lsp"), "plugins/lsp/deps/pypi.sh"),
+    _py("click", "pyrefly", PYREFLY, "plugins/lsp/deps/pypi.sh"),
+    _py("requests", "pyrefly", PYREFLY, "plugins/lsp/deps/pypi.sh"),
     Case(
         "minpack",
         "fortls",
