@@ -26,6 +26,8 @@ if ! command -v php >/dev/null 2>&1; then
         -o DPkg::Lock::Timeout=600 php-cli
 fi
 
-if ! command -v tombi >/dev/null 2>&1; then
-    UV_TOOL_BIN_DIR=/usr/local/bin uv tool install tombi==1.9.6
+export UV_TOOL_BIN_DIR="${UV_TOOL_BIN_DIR:-/usr/local/bin}"
+if command -v uv >/dev/null 2>&1; then UV=(uv); else UV=(python3 -m uv); fi
+if ! tombi --version 2>/dev/null | grep -qF "tombi 1.9.6"; then
+    "${UV[@]}" tool install --force --quiet tombi==1.9.6
 fi
