@@ -377,6 +377,38 @@ async def test_pnpm_workspace_references_and_rename_equal_a_raw_server(
 
 
 @pytest.mark.xfail(
+    strict=True,
+    reason=(
+        "the rename reports 70-82 'new diagnostics after this write' (jest globals in the two "
+        "test files it edits) while tsc -b counts the same before and after: observe.py "
+        "_File.prepare takes a file's baseline from server.diagnostics(), which for a "
+        "version-less publish settles only _SETTLE = 0.15 s (server.py); typescript-language-"
+        "server first publishes a newly opened file's syntax diagnostics (0 items) and its "
+        "semantic ones (70) later (0.14 s idle, more under load), so the baseline is empty"
+    ),
+)
+async def test_pnpm_workspace_rename_blames_no_old_error(tmp_path: Path) -> None:
+    """A first call that renames: the files it opens to write get their real baseline."""
+    binary("typescript-language-server", "npm install -g typescript-language-server")
+    tsc = binary("tsc", "npm install -g typescript@6")
+    root = tmp_path / "query"
+    tanstack(root)
+    at = spot(
+        root, "packages/query-core/src/hydration.ts", r"^export function dehydrate\(", "dehydrate"
+    )
+    before = await tsc_errors(tsc, root)
+    args = {"file": at.rel, "line": at.line, "symbol": at.symbol, "new_name": "dehydrateState"}
+    async with lsp_run(root, ["typescript-language-server"]) as run:
+        result = await run.call("lsp_rename", args)
+    assert not result.is_error, result.text
+    after = await tsc_errors(tsc, root)
+    claim = re.search(r"new diagnostics after this write \((\d+)", result.text)
+    print(f"\ntsc -b errors before {len(before)} after {len(after)}; ours: {claim and claim[0]}")
+    assert len(after) == len(before)
+    assert claim is None, result.text[-1500:]
+
+
+@pytest.mark.xfail(
     strict=False,  # a race: it passes about half the time (refused 2 of 4 cold, 1 of 4 here)
     reason=(
         "rename.py _complete opens the files holding the name (server.sync) and asks again at "
