@@ -7,10 +7,16 @@ the breakpoint shows is the number the program prints, and the exit codes are th
 Two things of the adapter the entry works around, said in the entry's comments: it sends no
 `exited` event (only `terminated`), so a gdb Python hook writes the exit code to gdb's log stream,
 which `exit_pattern` reads; and its `arguments` is one string, while `"${args}"` is a list (a
-one-element list reaches it intact, as JavaScript joins arrays with commas)."""
+one-element list reaches it intact, as JavaScript joins arrays with commas).
+
+Ruby's debug gem (rdbg 1.4.0, bundled with Debian's ruby) speaks DAP too, but it is the debuggee:
+it starts with the program on its command line, which an entry's `command` cannot name (only
+`{host}` and `{port}`). So it is proven by `attach`: `attach_direct` to a Ruby program started
+listening, diff-lcs's ldiff (Debian's ruby-diff-lcs)."""
 
 from __future__ import annotations
 
+import os
 import re
 import subprocess
 from pathlib import Path
@@ -19,10 +25,12 @@ import pytest
 
 from livetools import Host
 from livetools.options import OptionError
-from tests.corpus import corpus_project
+from livetools.procs import ChildProcess
+from livetools.wire import free_port
+from tests.corpus import corpus_copy, corpus_project
 from tests.support import require_binary
 
-from .conftest import line_of
+from .conftest import line_of, wait_listening
 
 ENTRY = """\
 [debug.adapters.cdt-gdb]
@@ -63,9 +71,13 @@ def enough(tmp_path: Path) -> Path:
     return root
 
 
+def run_native(argv: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
+    """The oracle: the program run without a debugger."""
+    return subprocess.run(argv, cwd=cwd, capture_output=True, text=True, timeout=120, check=False)
+
+
 def native(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    run = [str(root / "enough"), *args]
-    return subprocess.run(run, capture_output=True, text=True, timeout=120, check=False)
+    return run_native([str(root / "enough"), *args], root)
 
 
 async def test_breakpoint_local_step_and_exit_codes(enough: Path, open_debugger) -> None:
@@ -145,3 +157,67 @@ async def test_bad_input_gets_clear_errors(enough: Path, open_debugger) -> None:
     assert "cdt-gdb: not usable: binary not on PATH: cdtDebugAdapter-not-installed" in adapters
     absent = await dbg.err("launch", program="enough", adapter="cdt-gdb")
     assert "cdtDebugAdapter-not-installed" in absent.text, absent.text
+
+
+RDBG = """\
+[debug.adapters.rdbg]
+# rdbg needs the program in its argv: `launch` cannot start it (see the module docstring)
+command = ["ruby", "-r", "debug/open"]
+probe = ["-e", "require 'debug/version'"]
+extensions = [".rb"]
+attach_direct = true
+attach = { type = "rdbg", request = "attach" }
+launch = { type = "rdbg", request = "launch" }
+"""
+
+
+async def test_rdbg_attach_breakpoint_locals_step(tmp_path: Path, open_debugger) -> None:
+    require_binary("ruby", "apt-get install ruby (its debug gem is rdbg)")
+    root = corpus_copy("ruby-diff-lcs", tmp_path)
+    (root / ".livetools.toml").write_text(RDBG)
+    (root / "old.txt").write_text("a\nb\nc\nd\n")
+    (root / "new.txt").write_text("a\nc\nd\ne\n")
+    argv = ["ruby", "-I", "lib", "bin/ldiff", "old.txt", "new.txt"]
+    oracle = run_native(argv, root)
+    assert oracle.returncode == 1, oracle.stderr  # the files differ
+    hunks = re.findall(r"^\d+(?:,\d+)?[acd]\d+", oracle.stdout, re.MULTILINE)
+    assert len(hunks) == 2, oracle.stdout
+    ldiff = root / "lib" / "diff" / "lcs" / "ldiff.rb"
+    decided = line_of(ldiff, "return 0 unless diffs")
+
+    port = free_port()
+    env = {**os.environ, "RUBY_DEBUG_PORT": str(port), "RUBY_DEBUG_HOST": "127.0.0.1"}
+    debuggee = await ChildProcess.start(
+        ["ruby", "-r", "debug/open", *argv[1:]], cwd=root, env=env, stdin=False, merge_stderr=True
+    )
+    try:
+        await wait_listening(port)
+        dbg = await open_debugger(root)
+        assert "rdbg: usable" in (await dbg.ok("adapters")).text
+        await dbg.ok("breakpoints", file="lib/diff/lcs/ldiff.rb", lines=[decided])
+        attached = await dbg.ok("attach", port=port, adapter="rdbg")
+        assert attached.data["stop"]["frame"]["path"] == "bin/ldiff", attached.text  # at load
+        hit = await dbg.ok("continue")
+        assert hit.data["stop"]["reason"] == "breakpoint", hit.text
+        frame = hit.data["stop"]["frame"]
+        assert (frame["path"], frame["line"]) == ("lib/diff/lcs/ldiff.rb", decided)
+        stack = await dbg.ok("stack")
+        top = stack.data["frames"][0]
+        assert "run" in top["name"], stack.text
+        scopes = await dbg.ok("scopes", frame_id=top["id"])
+        variables = await dbg.ok("variables", reference=scopes.data[0]["reference"])
+        names = {v["name"] for v in variables.data["variables"]}
+        assert {"diffs", "data_old", "data_new"} <= names, variables.text
+        assert (await dbg.ok("evaluate", expression="diffs.size")).text.startswith("2")
+        assert (await dbg.ok("evaluate", expression="data_new.last")).text.startswith('"e\\n"')
+        step = await dbg.ok("step_over")
+        assert step.data["stop"]["reason"] == "step", step.text
+        assert step.data["stop"]["frame"]["line"] > decided
+        ended = await dbg("continue")  # rdbg 1.4.0 closes the connection at exit, saying no code
+        assert "rdbg closed the connection" in ended.text, ended.text
+        assert await debuggee.wait(60) == oracle.returncode
+        assert debuggee.stdout is not None
+        printed = (await debuggee.stdout.read()).decode()
+        assert oracle.stdout in printed, printed
+    finally:
+        await debuggee.aclose(grace=0)
