@@ -19,4 +19,4 @@ if [ "${#need[@]}" -gt 0 ]; then
     apt-get update
     apt-get install -y --no-install-recommends "${need[@]}"
 fi
-bash "$(dirname "$0")/deps/cdt-gdb-adapter.sh"  # tests/debug/test_unshipped_adapter.py
+bash "$(dirname "$0")/deps/install.sh"  # tests/debug/test_unshipped_adapter.py
