@@ -44,7 +44,7 @@ class Detection:
 _MARKER_READ = 256 * 1024  # bytes of a file read to look for a "NAME:TEXT" marker's text
 
 
-def _has_marker(directory: Path, marker: str) -> bool:
+def has_marker(directory: Path, marker: str) -> bool:
     """`marker` is a name, a glob, or `NAME:TEXT`: the file NAME holds TEXT (a linter runs where
     the project configures it: `pyproject.toml:[tool.ruff`)."""
     name, _, text = marker.partition(":")
@@ -87,7 +87,7 @@ def find_marker(
     if not current.is_relative_to(root):
         return None
     while True:
-        if any(_has_marker(current, marker) for marker in markers):
+        if any(has_marker(current, marker) for marker in markers):
             return current
         if current == root:
             return None

@@ -10,8 +10,8 @@ registries, laid out again as their repositories do, served from the topmost pro
 The oracle is a raw server started at the workspace root (tests/lsp/differential.py's RawClient):
 `lsp references` equals its answer, `lsp_rename` writes exactly the text its WorkspaceEdit gives,
 and the project's own checker (`tsc -b`; `go build ./...` and `go vet ./...`) counts the same
-errors before and after the rename. Each test prints the figures. What still differs is marked
-xfail with its cause (file, function, input)."""
+errors before and after the rename; `lsp diagnostics "*"` checks every member. Each test prints
+the figures."""
 
 from __future__ import annotations
 
@@ -376,17 +376,6 @@ async def test_pnpm_workspace_references_and_rename_equal_a_raw_server(
     assert len(after) == len(before), sorted(set(after) - set(before))
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "the rename reports 70-82 'new diagnostics after this write' (jest globals in the two "
-        "test files it edits) while tsc -b counts the same before and after: observe.py "
-        "_File.prepare takes a file's baseline from server.diagnostics(), which for a "
-        "version-less publish settles only _SETTLE = 0.15 s (server.py); typescript-language-"
-        "server first publishes a newly opened file's syntax diagnostics (0 items) and its "
-        "semantic ones (70) later (0.14 s idle, more under load), so the baseline is empty"
-    ),
-)
 async def test_pnpm_workspace_rename_blames_no_old_error(tmp_path: Path) -> None:
     """A first call that renames: the files it opens to write get their real baseline."""
     binary("typescript-language-server", "npm install -g typescript-language-server")
@@ -408,17 +397,6 @@ async def test_pnpm_workspace_rename_blames_no_old_error(tmp_path: Path) -> None
     assert claim is None, result.text[-1500:]
 
 
-@pytest.mark.xfail(
-    strict=False,  # a race: it passes about half the time (refused 2 of 4 cold, 1 of 4 here)
-    reason=(
-        "rename.py _complete opens the files holding the name (server.sync) and asks again at "
-        "once; typescript-language-server is then loading their projects (a $/progress begins "
-        "~20 ms after didOpen) and answers from its partial-semantic syntax server, open files "
-        "only: the second edit can be smaller than the first, classify finds the uses resolve to "
-        "the declaration, and the rename is refused ('leaves 6 uses it resolves to the same "
-        "declaration'). Wanted: wait for the server's progress to end before asking again"
-    ),
-)
 async def test_yarn_workspace_without_a_solution_rename_is_complete(tmp_path: Path) -> None:
     """No solution tsconfig: the raw server at the root knows only the projects of the files
     opened in it, so its rename of a query-core export stops at query-core. Ours searches the
@@ -462,15 +440,6 @@ async def test_yarn_workspace_without_a_solution_rename_is_complete(tmp_path: Pa
     assert after == before, figures[-1]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "lsp diagnostics '*' in a yarn workspace with no root tsconfig.json says 'tsc --noEmit "
-        "(in .): skipped, no tsconfig.json there' (checker.py run_checkers: checker_requires of "
-        "servers/typescript.py checked at the workspace root only) and checks no member; "
-        "wanted: `tsc --noEmit -p` per member tsconfig (or -b where they are composite)"
-    ),
-)
 async def test_yarn_workspace_project_check_checks_every_member(tmp_path: Path) -> None:
     """`lsp diagnostics "*"` at the root of the yarn shape runs the members' checks."""
     binary("typescript-language-server", "npm install -g typescript-language-server")
@@ -540,15 +509,6 @@ async def test_go_work_references_and_rename_equal_a_raw_gopls(
     assert {k: len(v) for k, v in after.items()} == {k: len(v) for k, v in before.items()}, after
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "lsp diagnostics '*' at a go.work root runs the gopls spec's checker `go vet ./...` "
-        "there (checker.py run_checkers, argv from servers/go.py), which go refuses: 'pattern "
-        "./...: directory prefix . does not contain modules listed in go.work'; it checks "
-        "nothing. The modules' patterns (`go vet ./cobra/... ./pflag/...`, one per `use`) work"
-    ),
-)
 async def test_go_work_project_check_vets_every_module(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

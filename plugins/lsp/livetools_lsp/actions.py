@@ -369,7 +369,8 @@ async def diagnostics(sup: Supervisor, path: Path) -> Result:
     items.sort(key=lambda pair: (pair[1].line, pair[1].severity))
     labelled = len({source for source, _ in items}) > 1
     lines = Lines(sup.root, {path_uri(path): doc_text})
-    shown, cut = cap_items(items, DIAGNOSTICS_CAP)
+    _, cut = cap_items(items, DIAGNOSTICS_CAP)
+    shown = _shares(items, DIAGNOSTICS_CAP)
     out = [f"{rel}: {'; '.join(counted)}"]
     data = []
     for source, item in shown:
@@ -384,6 +385,21 @@ async def diagnostics(sup: Supervisor, path: Path) -> Result:
     if cut:
         out.append(cut)
     return Result("\n".join(out + tail), {"diagnostics": data})
+
+
+def _shares(items: list[tuple[str, Any]], cap: int) -> list[tuple[str, Any]]:
+    """At most `cap` items, each server keeping an equal share first (ruff's 13 warnings are
+    not pushed out by basedpyright's 444), then the rest in order; shown by line."""
+    if len(items) <= cap:
+        return items
+    sources = list(dict.fromkeys(source for source, _ in items))
+    share = cap // len(sources)
+    kept: list[int] = []
+    for source in sources:
+        kept += [i for i, (s, _) in enumerate(items) if s == source][:share]
+    chosen = set(kept)
+    kept += [i for i in range(len(items)) if i not in chosen][: cap - len(kept)]
+    return [items[i] for i in sorted(kept)]
 
 
 async def _published(

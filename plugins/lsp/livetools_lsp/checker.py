@@ -23,6 +23,7 @@ from livetools.sandbox import Sandbox, spawn
 
 from .spec import ServerSpec
 from .subprojects import SKIP_DIRS
+from .workspaces import go_work_uses, js_members
 
 if TYPE_CHECKING:
     from .supervisor import Supervisor
@@ -213,11 +214,19 @@ async def run_checkers(sup: Supervisor) -> Result:
             covered.update(spec.extensions)
         where = relpath(sup.root, root)
         shown = " ".join(spec.checker)
+        members: list[Path] = []
         if spec.checker_requires and not any((root / n).exists() for n in spec.checker_requires):
-            wanted = " or ".join(spec.checker_requires)
-            sections.append(f"$ {shown} (in {where}): skipped, no {wanted} there")
-            data.append({"checker": shown, "root": where, "skipped": f"no {wanted}"})
-            continue
+            # A yarn/npm/pnpm workspace without a solution: each member's own project.
+            members = [
+                m
+                for m in await asyncio.to_thread(js_members, root)
+                if any((m / n).exists() for n in spec.checker_requires)
+            ]
+            if not members or Path(spec.checker[0]).name != "tsc":
+                wanted = " or ".join(spec.checker_requires)
+                sections.append(f"$ {shown} (in {where}): skipped, no {wanted} there")
+                data.append({"checker": shown, "root": where, "skipped": f"no {wanted}"})
+                continue
         if local:
             shown += f" ({relpath(sup.root, Path(local))})"
         argvs: list[tuple[str, list[str]]] = []
@@ -233,6 +242,20 @@ async def run_checkers(sup: Supervisor) -> Result:
             if local:
                 shown += f" ({relpath(sup.root, Path(local))})"
             argvs.append((where, [binary, "-b", "--pretty", "false"]))
+        elif members:
+            note = f" (each of {len(members)} workspace members)"
+            for member in members[:PER_FILE_LIMIT]:
+                rel = member.relative_to(root).as_posix()
+                argvs.append((rel, [binary, *spec.checker[1:], "-p", rel]))
+        elif "./..." in spec.checker and (uses := go_work_uses(root)):
+            # go refuses ./... at a go.work root ("directory prefix . does not contain modules
+            # listed in go.work"): one pattern per module it uses.
+            note = f" ({len(uses)} go.work modules)"
+            patterns = [f"{u.rstrip('/')}/..." for u in uses]
+            argv = [binary]
+            for part in spec.checker[1:]:
+                argv += patterns if part == "./..." else [part]
+            argvs.append((where, argv))
         elif any("{file}" in part for part in spec.checker):
             files = _files(root, spec)
             if not files:

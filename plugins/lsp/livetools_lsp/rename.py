@@ -48,6 +48,7 @@ from .server import LanguageServer, uri_path
 from .supervisor import Supervisor
 
 DIFF_LINES = 60
+OPEN_LOAD_BEGINS = 0.5  # seconds a load started by opening files has to show itself
 
 
 class RenameArgs(BaseModel):
@@ -254,6 +255,7 @@ async def _complete(
     for extra in files[:MAX_OPENED]:
         with contextlib.suppress(ToolError):
             await server.sync(extra)
+    await _loaded_after_open(server, sup.ready_timeout)
     again = await ask()
     work.__dict__.update(again.__dict__)
     left = [p for p in files if p not in work.texts]
@@ -271,6 +273,19 @@ async def _complete(
     if refused is not None:
         raise refused
     return note(mentions, old)
+
+
+async def _loaded_after_open(server: LanguageServer, bound: float) -> None:
+    """Files just opened may start the server loading their projects (typescript-language-
+    server begins a `$/progress` ~20 ms after the open and answers from its partial syntax
+    server meanwhile: 1 file renamed where 4 were due). Wait a moment for such a load to
+    begin, then for it to end, within `bound`."""
+    loop = asyncio.get_running_loop()
+    begin = loop.time() + OPEN_LOAD_BEGINS
+    while not server.readiness.active and (left := begin - loop.time()) > 0:
+        await server.wait_change(left)
+    if server.readiness.active:
+        await server.ready(bound)
 
 
 def stage_for_resolve(

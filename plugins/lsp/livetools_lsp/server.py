@@ -757,7 +757,8 @@ class LanguageServer:
                 )
             ):
                 if entry.version is None:
-                    await self._settle(doc.uri, entry, deadline)
+                    latency = max(entry.at - doc.sent_at, 0.0)
+                    await self._settle(doc.uri, entry, deadline, latency)
                     return self.published[doc.uri].items
                 return entry.items
             quiet = self.spec.unchanged_after
@@ -799,11 +800,17 @@ class LanguageServer:
             await asyncio.sleep(0.05)
         return None
 
-    async def _settle(self, uri: str, entry: Published, deadline: float) -> None:
+    async def _settle(
+        self, uri: str, entry: Published, deadline: float, latency: float = 0.0
+    ) -> None:
+        """After a version-less publish, the later ones within a settle spell: the spec's
+        `settle` (typescript-language-server publishes syntax first, the semantic errors a
+        moment later), or as long as the first took when that was longer (a loaded machine)."""
         loop = asyncio.get_running_loop()
-        end = min(deadline, loop.time() + _SETTLE)
+        spell = max(_SETTLE, self.spec.settle, latency)
+        end = min(deadline, loop.time() + spell)
         while (remaining := end - loop.time()) > 0:
             await self.wait_change(remaining)
             if self.published.get(uri) is not entry:
                 entry = self.published[uri]
-                end = min(deadline, loop.time() + _SETTLE)
+                end = min(deadline, loop.time() + spell)

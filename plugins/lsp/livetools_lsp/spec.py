@@ -32,6 +32,8 @@ class ServerSpec:
     `symbol_limit`: the server returns at most this many workspace symbols (gopls 100), so a
     full page means it cut. `python_env`: a pyright-family server: the project's interpreter is
     pushed and the project's own pyright config wins over `settings` (see pyenv.py).
+    `settle`: after a version-less publish, how long a second one may still follow (syntax
+    errors first, semantic ones later) before the first is taken as the answer.
     `linter`: the server only reports diagnostics (ruff, biome, eslint): it never answers
     navigation, and runs beside the server that does, its diagnostics labelled with its id."""
 
@@ -55,6 +57,7 @@ class ServerSpec:
     ready_log: str | None = None
     symbol_limit: int | None = None
     linter: bool = False
+    settle: float = 0.0
 
     @property
     def probe_argv(self) -> tuple[str, ...]:

@@ -14,6 +14,8 @@ from collections.abc import Sequence
 from fnmatch import fnmatchcase
 from pathlib import Path
 
+from livetools.detection import has_marker
+
 SKIP_DIRS = frozenset(
     {".git", "node_modules", ".venv", "venv", "__pycache__", "build", "dist", "target"}
 )
@@ -43,6 +45,9 @@ class Subprojects:
 
     def _holds(self, folder: Folder, marker: str) -> bool:
         names = self._list(folder)[0]
+        name, _, text = marker.partition(":")
+        if text:  # NAME:TEXT, the file NAME holding TEXT (detection.py)
+            return name in names and has_marker(self.root.joinpath(*folder), marker)
         if any(c in marker for c in "*?["):
             hits = [n for n in names if fnmatchcase(n, marker)]
         else:

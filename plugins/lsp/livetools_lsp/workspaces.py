@@ -161,3 +161,28 @@ def topmost(nearest: Path, run_root: Path) -> Path:
         if declares(folder, current):
             current = folder
     return current
+
+
+def go_work_uses(folder: Path) -> list[str]:
+    """The `use` folders of `folder`'s go.work, relative ("./cobra"); empty without one."""
+    return [u if u.startswith(".") else f"./{u}" for u in _read(folder / "go.work", _go_work) or []]
+
+
+def js_members(folder: Path, limit: int = 50) -> list[Path]:
+    """The member folders an npm/yarn `workspaces` or a pnpm-workspace.yaml declares, found by
+    their globs (one level of `*` or `**` below a literal prefix), at most `limit`."""
+    package = _read(folder / "package.json", json.loads)
+    spaces = package.get("workspaces") if isinstance(package, dict) else None
+    if isinstance(spaces, dict):
+        spaces = spaces.get("packages")
+    patterns = [p for p in (spaces or []) if isinstance(p, str)]
+    patterns += _read(folder / "pnpm-workspace.yaml", _pnpm) or []
+    found: list[Path] = []
+    for pattern in patterns:
+        if pattern.startswith("!"):
+            continue
+        glob = pattern.strip().removeprefix("./").rstrip("/").replace("**", "*")
+        for candidate in sorted(folder.glob(glob)):
+            if candidate.is_dir() and _members(folder, patterns, candidate):
+                found.append(candidate)
+    return list(dict.fromkeys(found))[:limit]
