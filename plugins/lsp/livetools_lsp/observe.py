@@ -547,8 +547,13 @@ def _not_ready(server: LanguageServer, rel: str, bound: float) -> str:
 def render(
     sup: Supervisor, found: list[tuple[Path, str, list[Item]]], checked: list[str] | None = None
 ) -> str:
+    """The write's new diagnostics, errors first, capped; then those that came back: new to
+    this write but there when the run first saw the file (a warning an error had hidden comes
+    back with the fix: gopls drops its vet findings while a file has type errors)."""
     servers = sorted({server for _, server, _ in found})
-    count = sum(len(items) for _, _, items in found)
+    fresh = [(p, s, [i for i in items if not i.again]) for p, s, items in found]
+    back = [(p, s, [i for i in items if i.again]) for p, s, items in found]
+    count = sum(len(items) for _, _, items in fresh)
     also = ""
     if checked:
         files = [c for c in checked if not c.startswith("(")]
@@ -557,21 +562,39 @@ def render(
         noun = "file" if len(files) == 1 else "files"
         also = f"; also checked {len(files)} other {noun}: {', '.join(files[:CHECKED_SHOWN])}"
         also += (f", … {more} more" if more > 0 else "") + (f" {extra}" if extra else "")
-    out = [f"new diagnostics after this write ({count}, {', '.join(servers)}{also}):"]
-    shown = 0
     labelled = len(servers) > 1  # each line says whose it is (ruff's F401, basedpyright's error)
+    if count:
+        out = [f"new diagnostics after this write ({count}, {', '.join(servers)}{also}):"]
+        out += _lines(sup, fresh, labelled, TOTAL)
+    else:
+        out = [f"checked by {', '.join(servers)}: the write added no new diagnostics{also}"]
+    returned = sum(len(items) for _, _, items in back)
+    if returned:
+        out.append(
+            f"back again ({returned}; there when the run first saw the file, hidden meanwhile):"
+        )
+        out += _lines(sup, back, labelled, PER_FILE)
+    return "\n".join(out)
+
+
+def _lines(
+    sup: Supervisor, found: list[tuple[Path, str, list[Item]]], labelled: bool, total: int
+) -> list[str]:
+    out: list[str] = []
+    shown = 0
     for path, server, items in found:
+        if not items:
+            continue
         rel = relpath(sup.root, path)
         whose = f" ({server})" if labelled else ""
         # Errors first: a broken call's follow-on warnings ("type is unknown") must not push
         # the errors themselves out of the cap.
         ranked = sorted(items, key=lambda i: (i.severity != "error", i.line))
-        kept, cut = cap_items(ranked, min(PER_FILE, max(TOTAL - shown, 0)))
+        kept, cut = cap_items(ranked, min(PER_FILE, max(total - shown, 0)))
         for item in kept:
             code = f" [{item.code}]" if item.code else ""
-            back = " (back: it was there when the run first saw the file)" if item.again else ""
-            out.append(f"{rel}:{item.line}: {item.severity}{code}{whose}: {item.message}{back}")
+            out.append(f"{rel}:{item.line}: {item.severity}{code}{whose}: {item.message}")
         shown += len(kept)
         if cut:
             out.append(f"{rel}: {cut}")
-    return "\n".join(out)
+    return out
