@@ -238,3 +238,19 @@ async def test_a_command_that_writes_by_itself_is_reported(tmp_path: Path) -> No
         refused = await run.call("lsp_rename", {"apply": pick(listed, "Write it myself")})
         assert refused.is_error, refused.text
         assert "changed written-by-the-server.txt on disk by itself" in refused.text
+
+
+async def test_typescript_fix_all(tmp_path: Path) -> None:
+    """`source.fixAll.ts` removes the unreachable code tsc rejects; `tsc --noEmit` clean."""
+    require_binary("typescript-language-server", "npm install -g typescript-language-server")
+    tsc = require_binary("tsc", "npm install -g typescript@6")
+    config = '{"compilerOptions": {"strict": true, "allowUnreachableCode": false}}\n'
+    write(tmp_path / "tsconfig.json", config)
+    write(tmp_path / "u.ts", 'export function f(): number {\n  return 1;\n  console.log("x");\n}\n')
+    code, _ = await checker([tsc, "--noEmit", "-p", "."], tmp_path)
+    assert code != 0  # TS7027, unreachable code
+    async with lsp_run(tmp_path, ["typescript-language-server"]) as run:
+        r = await run.call("lsp_rename", {"apply": "source.fixAll.ts", "file": "u.ts"})
+        assert not r.is_error, r.text
+    code, out = await checker([tsc, "--noEmit", "-p", "."], tmp_path)
+    assert code == 0, out
