@@ -89,7 +89,7 @@ def _has_files(root: Path, spec: ServerSpec) -> bool:
     for _folder, dirs, names in os.walk(root):
         dirs[:] = [d for d in dirs if d not in SKIP_DIRS and not d.startswith(".")]
         for name in names:
-            if os.path.splitext(name)[1] in spec.extensions:
+            if spec.serves(name):
                 return True
             seen += 1
             if seen > 50_000 or time.monotonic() > deadline:
@@ -102,7 +102,7 @@ def _files(root: Path, spec: ServerSpec) -> list[Path]:
     for folder, dirs, names in os.walk(root):
         dirs[:] = sorted(d for d in dirs if d not in SKIP_DIRS and not d.startswith("."))
         for name in sorted(names):
-            if Path(name).suffix in spec.extensions:
+            if spec.serves(name):
                 found.append(Path(folder) / name)
                 if len(found) > PER_FILE_LIMIT:
                     return found

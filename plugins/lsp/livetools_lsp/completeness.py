@@ -64,7 +64,7 @@ def outside(
     for folder, dirs, names in os.walk(root):
         dirs[:] = sorted(d for d in dirs if d not in SKIP_DIRS and not d.startswith("."))
         for name in sorted(names):
-            if not server.spec.serves(os.path.splitext(name)[1]):
+            if not server.spec.serves(name):
                 continue
             seen += 1
             if seen > MAX_FILES or time.monotonic() > deadline:

@@ -9,8 +9,9 @@ only the keys it gives; `disabled = true` removes it.
     extensions = [".java"]
     root_markers = ["pom.xml", "build.gradle"]
 
-`linter = true` makes a server diagnostics-only, run beside the one that answers navigation;
-a root marker `NAME:TEXT` (`pyproject.toml:[tool.ruff`) matches a file NAME that holds TEXT.
+`filenames = ["Dockerfile"]` serves files by their whole name. `linter = true` makes a server
+diagnostics-only, run beside the one that answers navigation; a root marker `NAME:TEXT`
+(`pyproject.toml:[tool.ruff`) matches a file NAME that holds TEXT.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from .spec import ServerSpec
 _LISTS = {
     "command": "a list of strings (the argv)",
     "extensions": 'a list of file suffixes such as [".java"]',
+    "filenames": 'a list of whole file names such as ["Dockerfile"]',
     "root_markers": "a list of file names",
     "checker": "a list of strings (the project checker's argv; {file} per file)",
     "probe": "a list of strings (the health check's argv)",
@@ -54,6 +56,9 @@ def check_entry(value: Any) -> dict[str, Any]:
     for suffix in value.get("extensions") or []:
         if not suffix.startswith("."):
             raise Invalid(f'extensions as suffixes starting with "." (not {suffix!r})')
+    for name in value.get("filenames") or []:
+        if not name or "/" in name or name.startswith("."):
+            raise Invalid(f'filenames as whole file names such as "Dockerfile" (not {name!r})')
     return dict(value)
 
 
@@ -92,8 +97,10 @@ def missing(entries: Mapping[str, Mapping[str, Any]], known: set[str]) -> list[s
 
 
 def _extensions(entry: Mapping[str, Any]) -> dict[str, str]:
+    """Suffixes and whole file names, each with its languageId."""
     ids = dict(entry.get("language_ids") or {})
-    return {s: str(ids.get(s, s.lstrip("."))) for s in entry["extensions"]}
+    keys = [*(entry.get("extensions") or []), *(entry.get("filenames") or [])]
+    return {k: str(ids.get(k, k.lstrip(".").lower())) for k in keys}
 
 
 def _new(name: str, entry: Mapping[str, Any]) -> ServerSpec:
@@ -118,6 +125,8 @@ def _changed(spec: ServerSpec, entry: Mapping[str, Any]) -> ServerSpec:
         changes["command"] = tuple(entry["command"])
     if "extensions" in entry:
         changes["extensions"] = _extensions(entry)
+    elif "filenames" in entry:  # names added to the server's own suffixes
+        changes["extensions"] = {**spec.extensions, **_extensions(entry)}
     if "root_markers" in entry:
         changes["markers"] = tuple(entry["root_markers"])
     if "probe" in entry:

@@ -606,7 +606,7 @@ class LanguageServer:
             text = await read_text(path, self.root)
         doc = self.documents.get(uri)
         if doc is None:
-            doc = Document(uri, 1, text, self.spec.language_id(path.suffix), path=path)
+            doc = Document(uri, 1, text, self.spec.language_id(path), path=path)
             doc.stamp = stamp
             self.documents[uri] = doc
             await self.notify(

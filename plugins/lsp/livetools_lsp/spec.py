@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 
@@ -12,9 +14,10 @@ class ServerSpec:
     """One language server.
 
     `command` is the argv (its first word is looked up on PATH, then next to the interpreter);
-    `extensions` maps a file suffix to its LSP languageId; `markers` are root markers, nearest
-    directory wins (empty = the run root). `probe` is the health check argv (default:
-    `command[0] --version`); a binary that resolves but fails it is not usable. `settings` answer
+    `extensions` maps a file suffix (or a whole file name: `Dockerfile`) to its LSP languageId;
+    `markers` are root markers, nearest directory wins (empty = the run root). `probe` is the
+    health check argv (default: `command[0] --version`); a binary that resolves but fails it is
+    not usable. `settings` answer
     `workspace/configuration` by section; `checker` is the project checker `lsp diagnostics
     file="*"` runs in the root (`{file}` = run once per matching file, at most 20);
     `checker_requires`: the root must hold one of these files for the checker to run (tsc with
@@ -63,8 +66,18 @@ class ServerSpec:
     def probe_argv(self) -> tuple[str, ...]:
         return self.probe if self.probe is not None else (self.command[0], "--version")
 
-    def serves(self, suffix: str) -> bool:
-        return suffix in self.extensions
+    def serves(self, file: str | Path) -> bool:
+        """`file`: a path, a file name or a suffix (".py"). A key of `extensions` that does not
+        start with "." is a whole file name (`Dockerfile`, `CMakeLists.txt`)."""
+        return self._key(file) is not None
 
-    def language_id(self, suffix: str) -> str:
-        return self.extensions.get(suffix, "plaintext")
+    def language_id(self, file: str | Path) -> str:
+        key = self._key(file)
+        return self.extensions[key] if key is not None else "plaintext"
+
+    def _key(self, file: str | Path) -> str | None:
+        name = file.name if isinstance(file, Path) else file
+        if name in self.extensions:
+            return name
+        suffix = name if name.startswith(".") else os.path.splitext(name)[1]
+        return suffix if suffix in self.extensions else None

@@ -182,13 +182,13 @@ class Supervisor(Resource):
 
     def candidates(self, path: Path) -> list[ServerSpec]:
         """The specs that may answer navigation for `path`, in preference order."""
-        return [s for s in self.specs if s.serves(path.suffix) and not s.linter]
+        return [s for s in self.specs if s.serves(path) and not s.linter]
 
     def linter_specs(self, path: Path) -> list[ServerSpec]:
-        return [s for s in self.specs if s.serves(path.suffix) and s.linter]
+        return [s for s in self.specs if s.serves(path) and s.linter]
 
     def serves(self, path: Path) -> bool:
-        return any(s.serves(path.suffix) for s in self.specs)
+        return any(s.serves(path) for s in self.specs)
 
     async def verdict(self, spec: ServerSpec, path: Path, *, listed: bool = False) -> Verdict:
         """`listed`: `path` is the run root or a folder listed under it (no need to resolve)."""
@@ -281,14 +281,14 @@ class Supervisor(Resource):
             for (_, root), server in self.servers.items()
             if server.alive
             and server.spec.linter
-            and server.spec.serves(path.suffix)
+            and server.spec.serves(path)
             and path.is_relative_to(root)
         ]
 
     def running_for(self, path: Path) -> LanguageServer | None:
         """A live server already serving `path`'s type and root, without starting anything."""
         for (spec_id, root), server in self.servers.items():
-            if server.alive and server.spec.serves(path.suffix) and path.is_relative_to(root):
+            if server.alive and server.spec.serves(path) and path.is_relative_to(root):
                 spec = next((s for s in self.candidates(path) if s.id == spec_id), None)
                 if spec is not None:
                     return server

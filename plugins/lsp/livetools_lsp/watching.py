@@ -134,7 +134,7 @@ class WatchedFiles:
     def wants(self, path: Path, kind: int) -> bool:
         watchers = [w for ws in self.registered.values() for w in ws]
         if not watchers:
-            return path.suffix in self.extensions
+            return path.suffix in self.extensions or path.name in self.extensions
         return any(w.wants(self.root, path, kind) for w in watchers)
 
     def _candidate(self, name: str) -> bool:
@@ -142,7 +142,7 @@ class WatchedFiles:
         pyrightconfig.json, `*.py`), else one of the server's own extensions. A stat of every
         file of a large checkout at every call cost more than the answer."""
         if not self.registered:
-            return os.path.splitext(name)[1] in self.extensions
+            return os.path.splitext(name)[1] in self.extensions or name in self.extensions
         tails = [w.tail for ws in self.registered.values() for w in ws]
         return any(t is None or t.match(name) for t in tails)
 

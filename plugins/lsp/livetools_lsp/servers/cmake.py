@@ -8,6 +8,6 @@ SERVERS: tuple[ServerSpec, ...] = (
     ServerSpec(
         id="cmake-language-server",
         command=("cmake-language-server",),
-        extensions={".cmake": "cmake"},
+        extensions={".cmake": "cmake", "CMakeLists.txt": "cmake"},
     ),
 )

@@ -12,6 +12,11 @@ SERVERS: tuple[ServerSpec, ...] = (
         id="docker-langserver",
         command=("docker-langserver", "--stdio"),
         probe=NODE_PROBE,  # no --version: a missing connection, exit 1
-        extensions={".dockerfile": "dockerfile", ".Dockerfile": "dockerfile"},
+        extensions={
+            ".dockerfile": "dockerfile",
+            ".Dockerfile": "dockerfile",
+            "Dockerfile": "dockerfile",
+            "Containerfile": "dockerfile",
+        },
     ),
 )
