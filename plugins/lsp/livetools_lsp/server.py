@@ -748,9 +748,13 @@ class LanguageServer:
                 and entry.at < doc.touched_at
                 and time.monotonic() - doc.touched_at < _TOUCHED_WAIT
             )
+            # A server with a ready line (biome's project scan) may first publish an empty
+            # list for a file opened before it loaded: wait for the line, then take the newest.
+            scanning = self._ready_log is not None and not self.readiness.logged_ready
             if (
                 entry is not None
                 and not waiting
+                and not (scanning and loop.time() < deadline)
                 and (
                     (entry.version is not None and entry.version >= doc.version)
                     or (entry.version is None and entry.at >= doc.sent_at)
