@@ -28,6 +28,7 @@ from tests.lsp.differential import (
     differential,
     our_diagnostics,
 )
+from tests.lsp.test_realworld_differential import _brotli
 from tests.support import missing
 
 PERL_SETTINGS = dict(PERL[0].settings)
@@ -64,16 +65,6 @@ def _rxjs(root: Path) -> None:
         "include": ["./**/*.ts"],
     }
     (root / "src" / "tsconfig.json").write_text(json.dumps(config))
-
-
-def _brotli(root: Path) -> None:
-    """A compile_commands.json as CMake would write it: every .c with the public headers."""
-    real = root.resolve()
-    commands = [
-        {"directory": str(real), "file": str(f), "arguments": ["cc", "-Ic/include", "-c", str(f)]}
-        for f in sorted(real.rglob("*.c"))
-    ]
-    (root / "compile_commands.json").write_text(json.dumps(commands))
 
 
 def _uri(root: Path) -> None:
