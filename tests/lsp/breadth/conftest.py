@@ -1,6 +1,7 @@
-"""The breadth suite runs one project per server by default (the first its file lists): every
-server is verified on real code in each run, and CI's time stays bounded. With
-LIVETOOLS_CORPUS_SCALE of 2 or more, every project of every server runs."""
+"""The breadth suite runs one project per server by default (the first its file lists), at 4
+positions a case (tests/lsp/differential.py): every server is verified on real code in each
+run, and CI's time stays bounded. With LIVETOOLS_CORPUS_SCALE of 2 or more, every project of
+every server runs, at each case's own count of positions."""
 
 from __future__ import annotations
 
