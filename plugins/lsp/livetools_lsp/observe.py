@@ -84,7 +84,10 @@ async def _observe(sup: Supervisor, paths: list[Path], notes: list[str]) -> Asyn
     deadline = asyncio.get_running_loop().time() + TOTAL_WAIT
     gone = [p for p in paths if before[p] is not None and p not in early and not p.exists()]
     if gone:  # a deleted file's importers: the servers have not heard of it yet
-        importing += await _importers(sup, gone, set(paths), deadline, deleted=True)
+        try:
+            importing += await _importers(sup, gone, set(paths), deadline, deleted=True)
+        except Exception as exc:  # the write's own diagnostics still come
+            notes.append(f"importers of {relpath(sup.root, gone[0])} not checked: {exc}")
     # Baselines first, then every new text, then the waits: a file's diagnostics must not be
     # computed against the old version of another file of the same write (a rename).
     steps = [_File(sup, path, before[path], deadline) for path in paths if sup.candidates(path)]
@@ -158,7 +161,10 @@ async def _observe(sup: Supervisor, paths: list[Path], notes: list[str]) -> Asyn
         checked += dep.checked_note()
     for group in importing:
         if group.deleted:
-            found += await group.broken(found, deadline)
+            try:
+                found += await group.broken(found, deadline)
+            except Exception as exc:
+                notes.append(f"importers of a deleted file not checked: {exc}")
     if found:
         notes.append(render(sup, found, checked))
     elif clean:
