@@ -43,6 +43,7 @@ from .watching import CHANGED, WatchedFiles, file_events, watchers_from
 
 SHUTDOWN_TIMEOUT = 2.0
 _SETTLE = 0.15  # after a version-less publish, a second one often follows
+READY_STDERR_LINES = 400  # of the server's stderr searched for its ready line
 _TOUCHED_WAIT = 3.0  # how long a re-publish after a watched-file event is waited for
 _MESSAGES = 20
 
@@ -567,7 +568,11 @@ class LanguageServer:
             titles = ", ".join(t for t in self.readiness.active.values() if t) or "work"
             return f"still busy ({titles})"
         if self._ready_log is not None and not self.readiness.logged_ready:
-            return "project not loaded yet"
+            # Some say it only on stderr (Perl::LanguageServer's "initial parsing done").
+            tail = self.child.stderr_tail(READY_STDERR_LINES) if self.child else ""
+            if not (tail and self._ready_log.search(tail)):
+                return "project not loaded yet"
+            self.readiness.logged_ready = time.monotonic()
         waits = self.spec.await_progress and self.uptime() < self.spec.warmup
         if waits and not self.readiness.last_end:
             return "project not loaded yet"
