@@ -128,3 +128,16 @@ async def test_a_linter_alone_still_checks(project) -> None:
             "lsp", {"action": "definition", "file": "app.py", "line": 1, "symbol": "Square"}
         )
         assert r.is_error, r.text
+
+
+def test_each_server_keeps_a_share_of_the_cap() -> None:
+    """Under the cap, a linter's few items are not pushed out by the type checker's many
+    (requests' models.py: basedpyright 444 items, ruff 13, the cap 100)."""
+    from livetools_lsp.actions import _shares
+
+    items = [("basedpyright", i) for i in range(444)] + [("ruff", 1000 + i) for i in range(13)]
+    items.sort(key=lambda pair: pair[1] % 500)
+    kept = _shares(items, 100)
+    assert len(kept) == 100
+    assert sum(1 for source, _ in kept if source == "ruff") == 13
+    assert [pair for pair in items if pair in kept] == kept  # in the list's own order
