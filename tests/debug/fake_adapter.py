@@ -6,8 +6,9 @@
   crash        answers `initialize`, then dies on `launch` with a message on stderr
   stall-stack  a working session that stops at once and never answers `stackTrace`
   die-stopped  a working session that stops at once, then exits on `threads`
-  one-thread   declares singleThread; stops threads 1 and 2 at once; `continue` without
-               singleThread is refused at first; with it only that thread runs
+  one-thread   declares singleThread; stops thread 1, and thread 2 while the client reads
+               thread 1's stack; `continue` without singleThread is refused at first; with it
+               only that thread runs
 """
 
 from __future__ import annotations
@@ -69,6 +70,7 @@ def event(name: str, body: dict | None = None) -> None:
 
 def main(mode: str) -> None:
     resumed: set[int] = set()
+    second_stop_sent = False
     while (request := read()) is not None:
         command = request.get("command")
         if mode == "hang":
@@ -97,7 +99,6 @@ def main(mode: str) -> None:
             reply(request)
             if mode == "one-thread":
                 event("stopped", {"reason": "breakpoint", "threadId": 1})
-                event("stopped", {"reason": "breakpoint", "threadId": 2})
             else:
                 event("stopped", {"reason": "entry", "threadId": 1})
         elif command == "threads":
@@ -108,6 +109,10 @@ def main(mode: str) -> None:
         elif command == "stackTrace":
             if mode == "stall-stack" and time.monotonic() - START > 0:
                 continue
+            if mode == "one-thread" and not second_stop_sent:
+                # Thread 2 stops while the client is still reading thread 1's stop.
+                second_stop_sent = True
+                event("stopped", {"reason": "breakpoint", "threadId": 2})
             reply(request, {"stackFrames": [], "totalFrames": 0})
         elif command == "continue" and mode == "one-thread":
             if request["arguments"].get("singleThread"):

@@ -250,14 +250,16 @@ class Session:
             if body.get("allThreadsStopped"):
                 self.all_stopped = True
             # One slot per thread: a second thread's stop while stopped is kept, not overwritten
-            # (three pool threads at one breakpoint are three stops).
+            # (three pool threads at one breakpoint are three stops). Only a stop that becomes
+            # the current one is unseen: another thread's stop, arriving while a result is being
+            # written, is in that result's "also stopped" or waits as uninspected for `resume`.
             current = self.stop
             if self.state != "stopped" or current is None or current.thread_id == stop.thread_id:
                 self.stop = stop
+                self.unseen = True
             if stop.thread_id is not None:
                 self.stopped[stop.thread_id] = stop
             self.state = "stopped"
-            self.unseen = True
             self._notify()
         elif event == "continued":
             thread = body.get("threadId")
