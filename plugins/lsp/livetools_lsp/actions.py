@@ -689,6 +689,7 @@ async def status(sup: Supervisor) -> Result:
             f"running: {row['server']} root={row['root']} pid={row['pid']} "
             f"up {row['uptime_s']}s, {ready if row['state'] == 'running' else row['state']}"
             + (f"; {row['python']}" if row.get("python") else "")
+            + (f"; disk changes: {row['watch']}" if row.get("watch") != "inotify" else "")
         )
     running = {r["server"] for r in info["running"]}
     for row in info["servers"]:

@@ -341,6 +341,7 @@ class LanguageServer:
                 await self.endpoint.notify("exit", None)
         if self.failure is None:
             self.failure = "stopped"
+        self.watched.close()
         if self.child is not None:
             await self.child.aclose(grace=1.0)
         if self.endpoint is not None:

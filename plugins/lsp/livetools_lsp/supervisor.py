@@ -381,6 +381,7 @@ class Supervisor(Resource):
                     "failing": server.failing,
                     "version": server.server_info.get("version"),
                     "python": server.python.describe() if server.python else None,
+                    "watch": server.watched.describe(),
                 }
             )
         await self.lookup(self._all_binaries())

@@ -8,8 +8,10 @@ git, another agent, the harness's editor). The globs a server registers say what
 (`**/*.{go,mod}`); before it registers any, its own file extensions stand in.
 
 Changes are found at call time by comparing a snapshot of those files (mtime, size) with the
-disk: one bounded walk (files and seconds) per call, skipping the folders no project's sources
-live in. A walk cut short says so and reports nothing deleted past the cut.
+disk. Where Linux inotify is available the first walk watches every folder it enters, and later
+looks stat only the paths the kernel named (inotify.py); elsewhere, or once events were missed,
+each look is one bounded walk (files and seconds), skipping the folders no project's sources live
+in. A walk cut short says so, reports nothing deleted past the cut, and gives up the watch.
 """
 
 from __future__ import annotations
@@ -22,11 +24,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from . import inotify
 from .subprojects import SKIP_DIRS
 
 CREATED, CHANGED, DELETED = 1, 2, 3
 MAX_FILES = 50_000
 MAX_SECONDS = 1.0
+_MTIME_SLACK_NS = 2_000_000_000  # file systems with coarse mtimes (2 s on FAT)
+MAX_FOLDER_EVENTS = 64  # folders created, moved or deleted in one look past which a walk is cheaper
+_FOLDER_EVENTS = inotify.ISDIR | inotify.DELETE_SELF | inotify.MOVE_SELF
 
 Stamp = tuple[int, int]  # mtime_ns, size
 
@@ -120,16 +126,23 @@ class WatchedFiles:
 
     root: Path
     extensions: frozenset[str]
+    use_inotify: bool = True
     registered: dict[str, list[Watcher]] = field(default_factory=dict)
     snapshot: dict[Path, Stamp] | None = None
     partial: bool = False  # the last walk was cut short
     _walked_all: bool = False  # the snapshot holds every file, not only the extensions'
+    _tree: inotify.Tree | None = None
+    _regs_moved: bool = False  # registrations changed since the last look: walk once
+    _looked: int = 0  # time.time_ns() of the last look
+    _was_partial: bool = False
 
     def register(self, reg_id: str, watchers: list[Watcher]) -> None:
         self.registered[reg_id] = watchers
+        self._regs_moved = True
 
     def unregister(self, reg_id: str) -> None:
         self.registered.pop(reg_id, None)
+        self._regs_moved = True
 
     def wants(self, path: Path, kind: int) -> bool:
         watchers = [w for ws in self.registered.values() for w in ws]
@@ -146,19 +159,35 @@ class WatchedFiles:
         tails = [w.tail for ws in self.registered.values() for w in ws]
         return any(t is None or t.match(name) for t in tails)
 
-    def walk(self) -> dict[Path, Stamp]:
-        """(mtime, size) of the files under the root worth watching, bounded."""
+    @property
+    def inotify(self) -> bool:
+        """Whether looks are answered from inotify events rather than walks."""
+        return self._tree is not None
+
+    def describe(self) -> str:
+        """How changes on disk are found: "inotify", or the walk (and whether it was cut)."""
+        if self._tree is not None:
+            return "inotify"
+        cut = f", cut at {MAX_FILES:,} files or {MAX_SECONDS:g}s" if self.partial else ""
+        return f"a walk at each call{cut}"
+
+    def walk(self, top: Path | None = None) -> dict[Path, Stamp]:
+        """(mtime, size) of the files under `top` (the root) worth watching, bounded; each
+        folder entered is watched when inotify is on."""
         found: dict[Path, Stamp] = {}
         deadline = time.monotonic() + MAX_SECONDS
-        stack = [self.root]
+        stack = [top or self.root]
         self.partial = False
         while stack:
             folder = stack.pop()
+            if self._tree is not None and not self._tree.watch(folder):
+                self.close()  # the watch cap: walk from now on
             try:
                 with os.scandir(folder) as entries:
                     for entry in entries:
                         if len(found) >= MAX_FILES or time.monotonic() > deadline:
                             self.partial = True
+                            self.close()  # folders past the cut are unwatched
                             return found
                         try:
                             if entry.is_dir(follow_symlinks=False):
@@ -173,15 +202,85 @@ class WatchedFiles:
                 continue
         return found
 
+    def _catch_up(self, dirty: dict[Path, int]) -> list[tuple[Path, int]] | None:
+        """The snapshot brought up to date with what inotify named, in place, and the events;
+        None when a walk is the better answer (the watch gave out, or a checkout switched)."""
+        folders = [p for p, m in dirty.items() if m & _FOLDER_EVENTS]
+        if len(folders) > MAX_FOLDER_EVENTS:
+            return None
+        found: dict[Path, Stamp] = {}
+        for folder in folders:  # new or moved in: watch it and read it
+            if folder.is_dir() and not _skipped(self.root, folder):
+                found.update(self.walk(folder))
+                if self._tree is None:  # before the snapshot is touched
+                    return None
+        snap = self.snapshot
+        assert snap is not None
+        before: dict[Path, Stamp | None] = {}  # each touched path as the last look saw it
+
+        def forget(path: Path) -> None:
+            before.setdefault(path, snap.get(path))
+            snap.pop(path, None)
+
+        for folder in folders:
+            prefix = f"{folder}{os.sep}"
+            for path in [p for p in snap if p == folder or str(p).startswith(prefix)]:
+                forget(path)  # gone, or read again just below
+        for path, stamp in found.items():
+            before.setdefault(path, None)
+            snap[path] = stamp
+        written = set()
+        for path, mask in dirty.items():
+            if mask & _FOLDER_EVENTS:
+                continue
+            forget(path)
+            if _skipped(self.root, path) or not self._candidate(path.name):
+                continue
+            try:
+                st = path.stat()
+            except OSError:
+                continue  # deleted
+            if path.is_file():
+                snap[path] = (st.st_mtime_ns, st.st_size)
+                if mask & (inotify.MODIFY | inotify.CLOSE_WRITE):
+                    written.add(path)  # a rewrite in one mtime tick at the same size too
+        events = []
+        for path, old in before.items():
+            new = snap.get(path)
+            if old is None and new is not None:
+                events.append((path, CREATED))
+            elif old is not None and new is None:
+                events.append((path, DELETED))
+            elif old is not None and (old != new or path in written):
+                events.append((path, CHANGED))
+        return sorted(e for e in events if self.wants(*e))
+
     def changes(self) -> list[tuple[Path, int]]:
-        """What changed on disk since the last look (the first look only takes the snapshot)."""
+        """What changed on disk since the last look (the first look only takes the snapshot).
+        The first look opens the inotify watch before it walks: nothing written during the
+        walk is missed."""
+        if self.snapshot is None and self.use_inotify:
+            self._tree = inotify.Tree.open()
+        dirty = self._tree.drain() if self._tree is not None else None
+        if dirty is not None and self.snapshot is not None and not self._regs_moved:
+            events = self._catch_up(dirty)
+            if events is not None:
+                self._looked = time.time_ns()
+                return events
         walked_all, self._walked_all = self._walked_all, bool(self.registered)
         now = self.walk()
+        self._regs_moved = False
         before, self.snapshot = self.snapshot, now
+        looked, self._looked = self._looked, time.time_ns()
         if before is None:
             return []
         created = now.keys() - before.keys()
         deleted = set() if self.partial else before.keys() - now.keys()
+        if self.partial or self._was_partial:
+            # Walks cut at different places: a file past the last cut is not new unless it
+            # was written since that look.
+            created = {p for p in created if now[p][0] >= looked - _MTIME_SLACK_NS}
+        self._was_partial = self.partial
         if walked_all != self._walked_all:  # globs came or went: only the extensions were seen
             own = self.extensions
             if self._walked_all:
@@ -191,6 +290,24 @@ class WatchedFiles:
         events = [(p, CREATED) for p in created] + [(p, DELETED) for p in deleted]
         events += [(p, CHANGED) for p, stamp in now.items() if before.get(p, stamp) != stamp]
         return sorted(e for e in events if self.wants(*e))
+
+    def close(self) -> None:
+        """Give up the inotify watch (the server stopped, or the walk was cut short)."""
+        tree, self._tree = self._tree, None
+        if tree is not None:
+            tree.close()
+
+
+def _skipped(root: Path, path: Path) -> bool:
+    """The path is, or is inside, a folder the walk never enters (node_modules, .git, dot
+    folders), or lies outside the root."""
+    try:
+        folders = path.relative_to(root).parts[:-1]
+    except ValueError:
+        return True
+    if path.is_dir():
+        folders = path.relative_to(root).parts
+    return any(p in SKIP_DIRS or p.startswith(".") for p in folders)
 
 
 def file_events(changes: Iterable[tuple[Path, int]], uri: Any) -> list[Mapping[str, Any]]:
