@@ -119,7 +119,7 @@ class _Hub:
             del self.folders[wd]
             return
         path = folder / name if name else folder
-        for tree in self.owners.get(wd, ()):
+        for tree in list(self.owners.get(wd, ())):
             tree.dirty[path] = tree.dirty.get(path, 0) | mask
             if mask & ISDIR and mask & (MOVED_FROM | DELETE):
                 # A folder moved away keeps its watches under its old name: drop them, and
