@@ -209,9 +209,13 @@ async def test_gopls_sees_a_use_added_behind_the_run_on_cobra(
             tries.append(f"{again} in {took_again:.1f}s")
             if (again, ours_again) == (fresh_count, fresh):
                 break
+        # The same question at the added use, in a file this run has not opened either.
+        use = spot(root, BEHIND, rf"cobra\.{NEW}\(", NEW)
+        at_use, ours_at_use, took_at_use, _ = await our_references(run, use)
     figures.append(
         f"4. second run: ours {tries[0]}, a fresh raw gopls {fresh_count} in "
-        f"{fresh_took:.1f}s; tries {tries}"
+        f"{fresh_took:.1f}s; tries {tries}; asked at the added use: {at_use} in "
+        f"{took_at_use:.1f}s"
     )
     began = time.monotonic()
     after = await go_check(go, root)
@@ -222,5 +226,6 @@ async def test_gopls_sees_a_use_added_behind_the_run_on_cobra(
     said = "\n".join(figures)
     print("\n" + said)
     assert (count, ours) == (fresh_count, fresh), said + "\n" + first.text[:600]
+    assert (at_use, ours_at_use) == (fresh_count, fresh), said
     assert not after["build"], f"{said}\n{after['build']}"
     assert len(after["vet"]) == len(checked["vet"]), f"{said}\n{after['vet']}"
