@@ -20,11 +20,12 @@ from typing import Any
 
 SEVERITY = {1: "error", 2: "warning", 3: "info", 4: "hint"}
 _UNNECESSARY = 1
-# Codes whose items depend on which files the server has checked, not on the file's text:
+# Codes whose items depend on which files the server has checked, not only on the file's text:
 # (based)pyright attaches an import cycle to the cycle's first file by whichever open file's
-# check finds it, at most 4 a file, so a file's cycles grow as other files are opened and checked.
-# A write cannot be told from that: on cattrs a rename, and its undo in a fresh run, "introduced"
-# 3-5 cycles the CLI counted before and after. They are recorded, never reported as new.
+# check finds it, at most 4 a file, so a file's cycles grow as other files are opened and checked
+# (on cattrs a rename, and its undo in a fresh run, "introduced" 3-5 cycles the CLI counted before
+# and after). So more of them in a file that had some is not news; a file in none before that is
+# in one now is (a write that adds the import closing a cycle).
 UNATTRIBUTABLE = frozenset({"reportImportCycles"})
 
 
@@ -114,8 +115,9 @@ class Ledger:
         first = self._first.setdefault((path, source), Counter(known))
         fresh: list[Item] = []
         budget = {key: count - known.get(key, 0) for key, count in now.items()}
+        had = {code for (_, code, _), count in known.items() if code in UNATTRIBUTABLE and count}
         for item in reversed(items):
-            if budget.get(item.key, 0) > 0 and item.code not in UNATTRIBUTABLE:
+            if budget.get(item.key, 0) > 0 and item.code not in had:
                 again = now[item.key] - budget[item.key] < first.get(item.key, 0)
                 fresh.append(dataclasses.replace(item, again=again))
                 budget[item.key] -= 1
