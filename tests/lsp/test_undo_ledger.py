@@ -158,3 +158,20 @@ async def test_an_undo_in_a_fresh_run_reports_only_what_the_cli_finds_new(tmp_pa
     text = "\n".join(notes)
     assert "new diagnostics after this write" in text, text  # the old names are back
     assert_only_new("undo by writing", text, newly_present(before, after, None))
+
+
+async def test_a_write_closing_an_import_cycle_reports_it(tmp_path: Path) -> None:
+    """The other side: a file in no cycle before that is in one after the write is news (the
+    ledger sets apart only more cycles in a file that had some). The CLI agrees."""
+    require_binary("basedpyright-langserver", "uv sync")
+    cli = require_binary("basedpyright", "uv sync")
+    (tmp_path / "pyproject.toml").write_text("[project]\nname = 'c'\nversion = '0'\n")
+    (tmp_path / "a.py").write_text("import b\n\nX = 1\nprint(b.Y)\n")
+    (tmp_path / "b.py").write_text("Y = 2\n")
+    before = await cli_keys(cli, tmp_path)
+    async with lsp_run(tmp_path, ["basedpyright"]) as run:
+        await run.call("lsp", {"action": "diagnostics", "file": "a.py"})
+        r = await run.call("write", {"path": "b.py", "content": "import a\n\nY = 2\nprint(a.X)\n"})
+    grown = newly_present(before, await cli_keys(cli, tmp_path), None)
+    assert [k[:3] for k in grown] == [("a.py", "error", "reportImportCycles")], grown
+    assert reported_new(r.text) == list(grown), r.text
