@@ -21,8 +21,6 @@ from tests.corpus import corpus_copy, realworld
 from tests.lsp.conftest import lsp_run
 from tests.support import require_binary
 
-pytestmark = realworld
-
 Key = tuple[str, str, str | None, str]  # file, severity, rule, message (as the ledger keys it)
 
 OLD, NEW = "make_dict_structure_fn", "make_dict_structure_fn2"
@@ -100,6 +98,7 @@ def texts(root: Path) -> dict[Path, str]:
     return {p: p.read_text() for p in sorted(root.rglob("*.py"))}
 
 
+@realworld
 async def test_rename_and_undo_report_only_what_the_cli_finds_new(tmp_path: Path) -> None:
     require_binary("basedpyright-langserver", "uv sync")
     cli = require_binary("basedpyright", "uv sync")
@@ -135,6 +134,7 @@ async def test_rename_and_undo_report_only_what_the_cli_finds_new(tmp_path: Path
         assert_only_new("undo by writing", "\n".join(notes), newly_present(after, before, None))
 
 
+@realworld
 async def test_an_undo_in_a_fresh_run_reports_only_what_the_cli_finds_new(tmp_path: Path) -> None:
     """The undo is the first write of its run (the rename was an earlier run's): every file it
     writes is opened with the renamed text now, as the issue's undo was (it reported 3 of
