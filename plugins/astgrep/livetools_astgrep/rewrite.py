@@ -342,7 +342,10 @@ def comments_in(root: Any, start: int, end: int) -> list[tuple[int, int]]:
     """The byte ranges of the comments inside [start, end), in document order: extras of a
     comment kind (not a line continuation, which is spacing)."""
     out: list[tuple[int, int]] = []
-    stack = [root]
+    # From the smallest node spanning the range, not the root: each of a file's 2,000 matches
+    # listed the module's 2,000 children again (1.4 s for one ast_edit of a 2,000-line file).
+    top = root.descendant_for_byte_range(start, end) if end > start else None
+    stack = [top if top is not None else root]
     while stack:
         node = stack.pop()
         if node.end_byte <= start or node.start_byte >= end:
