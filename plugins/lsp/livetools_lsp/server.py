@@ -568,16 +568,23 @@ class LanguageServer:
         if self.readiness.active:
             titles = ", ".join(t for t in self.readiness.active.values() if t) or "work"
             return f"still busy ({titles})"
-        if self._ready_log is not None and not self.readiness.logged_ready:
-            # Some say it only on stderr (Perl::LanguageServer's "initial parsing done").
-            tail = self.child.stderr_tail(READY_STDERR_LINES) if self.child else ""
-            if not (tail and self._ready_log.search(tail)):
-                return "project not loaded yet"
-            self.readiness.logged_ready = time.monotonic()
+        if not self._ready_logged():
+            return "project not loaded yet"
         waits = self.spec.await_progress and self.uptime() < self.spec.warmup
         if waits and not self.readiness.last_end:
             return "project not loaded yet"
         return None
+
+    def _ready_logged(self) -> bool:
+        """The spec's ready line has arrived (or it has none). Some say it only on stderr
+        (Perl::LanguageServer's "initial parsing done")."""
+        if self._ready_log is None or self.readiness.logged_ready:
+            return True
+        tail = self.child.stderr_tail(READY_STDERR_LINES) if self.child else ""
+        if not (tail and self._ready_log.search(tail)):
+            return False
+        self.readiness.logged_ready = time.monotonic()
+        return True
 
     async def ready(self, bound: float) -> str | None:
         """Wait until the project is loaded (see `loading`), at most `bound`; None when it
@@ -756,7 +763,7 @@ class LanguageServer:
             )
             # A server with a ready line (biome's project scan) may first publish an empty
             # list for a file opened before it loaded: wait for the line, then take the newest.
-            scanning = self._ready_log is not None and not self.readiness.logged_ready
+            scanning = not self._ready_logged()
             if (
                 entry is not None
                 and not waiting
