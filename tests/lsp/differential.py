@@ -67,6 +67,7 @@ class RawClient:
         self.settings = settings or {}
         self.diagnostics: dict[str, list[dict[str, Any]]] = {}
         self.next_id = 0
+        self.answered = False  # a cross-file request got a non-empty answer: it has loaded
         self.pending: dict[int, asyncio.Future[Any]] = {}
         self.progress_ended = asyncio.Event()
         self.active: set[str] = set()
@@ -457,14 +458,19 @@ async def our_pages(run: Any, action: str, spot: Position) -> list[Any]:
 
 
 async def raw_request(raw: RawClient, method: str, params: dict[str, Any]) -> Any:
-    """Asked up to three times: a fresh raw server may answer empty while it loads."""
+    """Asked up to three times until the raw server has answered a cross-file question: a
+    fresh one may answer empty while it loads. After that an empty answer is its answer (the
+    retries cost 2 s at each position without a hover or a reference)."""
     answer: Any = None
     await raw.idle(RAW_READY)
-    for attempt in range(3):
+    for attempt in range(1 if raw.answered else 3):
         try:
             answer = await raw.request(method, params)
         except (RuntimeError, TimeoutError) as exc:
             answer = f"error: {exc}"
+        cross_file = method in ("textDocument/references", "textDocument/definition")
+        if cross_file and answer not in (None, [], "") and not isinstance(answer, str):
+            raw.answered = True
         if answer not in (None, [], "") or attempt == 2:
             break
         await asyncio.sleep(1.0)
