@@ -5,6 +5,7 @@ edit back as workspace/applyEdit, as gopls and clangd do. `python command_server
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 from urllib.parse import unquote, urlparse
 
 from lsprotocol import types
@@ -12,6 +13,16 @@ from pygls.lsp.server import LanguageServer
 
 server = LanguageServer("command-server", "1.0")
 COMMANDS = (("Write it myself", "fake.write"), ("Edit through the client", "fake.edit"))
+
+
+@server.feature(types.TEXT_DOCUMENT_DID_OPEN)
+@server.feature(types.TEXT_DOCUMENT_DID_CHANGE)
+def publish(ls: LanguageServer, params: Any) -> None:
+    """No diagnostics, said as a real server says it (else each diagnostics wait runs out)."""
+    doc = params.text_document
+    ls.text_document_publish_diagnostics(
+        types.PublishDiagnosticsParams(uri=doc.uri, diagnostics=[], version=doc.version)
+    )
 
 
 @server.feature(types.TEXT_DOCUMENT_CODE_ACTION)
