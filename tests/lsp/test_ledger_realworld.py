@@ -127,7 +127,7 @@ async def test_a_rename_across_headers_blames_none_of_their_warnings(tmp_path: P
             },
         )
         assert not r.is_error and "CLI/Option.hpp (1)" in r.text, r.text
-        assert "new diagnostics" not in r.text, r.text
+        assert "new diagnostics after" not in r.text, r.text
     after = await raw_counts(clangd, root, files)
     errors_after = {f: await check_errors(clangd, root, f) for f in files}
     print(f"oracle before {before} {errors_before}, after {after} {errors_after}")
@@ -176,5 +176,30 @@ async def test_a_header_edit_reports_its_includers_and_the_undo_nothing(tmp_path
             assert reported_new(r.text) == oracle, (pause, r.text, oracle)
             await asyncio.sleep(pause)
             r = await run.call("write", {"path": "CLI/Option.hpp", "content": old})
-            assert "new diagnostics" not in r.text, (pause, r.text)
+            assert "new diagnostics after" not in r.text, (pause, r.text)
             assert await check_all(clangd, root) == []
+
+
+async def test_the_undo_of_a_header_edit_blames_none_of_the_warnings_it_hid(
+    tmp_path: Path,
+) -> None:
+    """A missing include in Option.hpp is fatal: App.hpp, which the write opens as an includer,
+    loses its six warnings to "too many errors". Writing the old text back brings them back:
+    there before the edit (the oracle counts the same), so said as "back again", not as new."""
+    clangd = binary("clangd", "apt-get install clangd")
+    root = _project(tmp_path)
+    old = (root / "CLI" / "Option.hpp").read_text()
+    broken = old.replace('#include "Error.hpp"', '#include "Error.hpp"\n#include "Missing.hpp"', 1)
+    files = ["CLI/Option.hpp", "CLI/App.hpp", "main.cpp"]
+    before = await raw_counts(clangd, root, files)
+    assert before["CLI/App.hpp"] > 0, before
+    async with lsp_run(root, ["clangd"]) as run:
+        await run.call("lsp", {"action": "diagnostics", "file": "main.cpp"})
+        r = await run.call("write", {"path": "CLI/Option.hpp", "content": broken})
+        assert "CLI/Option.hpp:21: error [pp_file_not_found]" in r.text, r.text
+        oracle = await check_errors(clangd, root, "main.cpp")
+        assert any("'Missing.hpp' file not found" in e for e in oracle), oracle
+        r = await run.call("write", {"path": "CLI/Option.hpp", "content": old})
+        assert reported_new(r.text) == [] and "added no new diagnostics" in r.text, r.text
+        assert "back again" in r.text and "CLI/App.hpp:" in r.text, r.text
+    assert await raw_counts(clangd, root, files) == before

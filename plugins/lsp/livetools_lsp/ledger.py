@@ -101,6 +101,15 @@ class Ledger:
         self._known[(path, source)] = Counter(i.key for i in items)
         self._first.setdefault((path, source), Counter(i.key for i in items))
 
+    def since(self, path: Path, old: list[Item], now: list[Item], source: str = "") -> list[Item]:
+        """`news` of `now` against `old`, a file's state just before the write (an includer the
+        write opened has no other): "again" still against what the run first saw of it, `old`
+        if nothing earlier (CLI11's App.hpp, first seen before a header edit that hid its
+        warnings: the undo called them new)."""
+        self._first.setdefault((path, source), Counter(i.key for i in old))
+        self._known[(path, source)] = Counter(i.key for i in old)
+        return self.news(path, now, source)
+
     def news(self, path: Path, items: list[Item], source: str = "") -> list[Item]:
         """The items beyond what was known (per key, the extra occurrences, latest lines
         first counted as new), then remember the current state."""

@@ -77,14 +77,16 @@ async def move_file(
             "offers no workspace/willRenameFiles); nothing was moved. Move it with the shell "
             "and fix its importers (lsp references on its exports lists them)"
         )
+    await server.refresh()
+    # Open first: the server answers for files of a project it has loaded, and some load a
+    # project only once one of its files is open.
+    await server.sync(path)
     pending = await server.ready(sup.ready_timeout)
     if pending is not None:
         raise ToolError(
             f"{server.spec.id} was {pending} after {sup.ready_timeout:g}s (its project is still "
             "loading), so a move now could miss importers; nothing was moved. Ask again shortly"
         )
-    await server.refresh()
-    await server.sync(path)  # the server answers for files of a project it has loaded
     files = [{"oldUri": path_uri(path), "newUri": target.resolve().as_uri()}]
     try:
         edit = await server.request(

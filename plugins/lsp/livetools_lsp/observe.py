@@ -21,7 +21,7 @@ from livetools import PathError, ToolError, cap_items, relpath
 from livetools.files import read_text
 
 from .importers import importers
-from .ledger import Item, Ledger, significant
+from .ledger import Item, significant
 from .server import Document, LanguageServer, path_uri, uri_path
 from .supervisor import KEY, Supervisor
 
@@ -365,10 +365,7 @@ class _Dependents:
             if now is None or old is None:
                 self.unknown.append(relpath(self.sup.root, path))
                 continue
-            scratch = Ledger()
-            scratch.seed(path, old)
-            news = scratch.news(path, now)
-            self.sup.ledger.seed(path, now, server.spec.id)
+            news = self.sup.ledger.since(path, old, now, server.spec.id)
             if news:
                 found.append((path, server.spec.id, news))
         return found

@@ -359,6 +359,9 @@ async def lsp_rename(ctx: CallContext, args: RenameArgs) -> Result:
         raise ToolError(f"{server.spec.id} does not support rename")
     await _blockers(sup, server, path)
     bound = sup.ready_timeout
+    # The file first: typescript-language-server loads its project only once a file of it is
+    # open, so a wait for that load before the open ran out its whole 12 s warmup.
+    params, spot = await _position(server, path, args.line, args.symbol, rel)
     pending = await server.ready(bound)
     if pending is not None:  # a rename now could miss uses in files not loaded yet: refuse it
         raise ToolError(
@@ -366,7 +369,6 @@ async def lsp_rename(ctx: CallContext, args: RenameArgs) -> Result:
             "so a rename now could miss uses; nothing was changed. Ask again shortly, or raise "
             "the run option ready_timeout"
         )
-    params, spot = await _position(server, path, args.line, args.symbol, rel)
     if spot.partial:
         raise ToolError(
             f'"{args.symbol}" is only part of the identifier "{spot.ident}" on {rel}:{args.line}; '
