@@ -455,13 +455,25 @@ class LanguageServer:
             return None
         raise RpcError(method, METHOD_NOT_FOUND, f"livetools does not handle {method}")
 
+    def _relative(self, diagnostics: Any) -> list[dict[str, Any]]:
+        """The items, with the project's absolute paths in their messages made relative:
+        clangd writes an included file's notes into the message ("/…/CLI/Option.hpp:21:10:
+        note: error occurred here"), and the model reads paths relative to the root."""
+        items = [d for d in diagnostics or [] if isinstance(d, dict)]
+        prefix = f"{self.root.resolve()}{os.sep}"
+        for i, item in enumerate(items):
+            message = item.get("message")
+            if isinstance(message, str) and prefix in message:
+                items[i] = {**item, "message": message.replace(prefix, "")}
+        return items
+
     def _on_notification(self, method: str, params: Any) -> None:
         if method == "textDocument/publishDiagnostics" and isinstance(params, dict):
             uri = str(params.get("uri"))
             version = params.get("version")
             self.published[uri] = Published(
                 version if isinstance(version, int) else None,
-                list(params.get("diagnostics") or []),
+                self._relative(params.get("diagnostics")),
                 time.monotonic(),
             )
             self._wake()
@@ -692,14 +704,16 @@ class LanguageServer:
                 # An open file's own edit reaches the server as didChange; any other does not.
                 behind = any(k != CHANGED or path_uri(p) not in self.documents for p, k in changes)
                 if behind and not self.watched.registered:
-                    await self._resend_open()
+                    await self._resend_open({path_uri(p) for p, _ in changes})
         return changes
 
-    async def _resend_open(self) -> None:
+    async def _resend_open(self, changed: set[str]) -> None:
         """A server that asked to watch nothing (clangd) checks what a file includes only when
         the file itself changes: each open document goes again as a new version (its text
-        unchanged), so a deleted header is missed and a created one found."""
-        await self.resend(list(self.documents.values()))
+        unchanged), so a deleted header is missed and a created one found. Not the changed
+        files themselves: clangd published nothing for a header resent right after its open
+        with the same text, and the write waited out its 10 s for that publish."""
+        await self.resend([d for d in self.documents.values() if d.uri not in changed])
 
     async def resend(self, docs: list[Document], reopen: bool = False) -> None:
         """`docs` again as new versions, text unchanged: checked again against what they
@@ -813,7 +827,7 @@ class LanguageServer:
             except ToolError:
                 return None
             if isinstance(report, dict) and report.get("kind") == "full":
-                return list(report.get("items") or [])
+                return self._relative(report.get("items"))
             await asyncio.sleep(0.05)
         return None
 
