@@ -22,7 +22,7 @@ from livetools.files import read_text
 
 from .importers import importers
 from .ledger import Item, significant
-from .server import Document, LanguageServer, path_uri, uri_path
+from .server import SETTLE, Document, LanguageServer, path_uri, uri_path
 from .supervisor import KEY, Supervisor
 
 if TYPE_CHECKING:
@@ -394,9 +394,16 @@ class _Dependents:
 
     def _current(self, doc: Document) -> bool:
         """A publish for the version sent last (a server clears a closed file's diagnostics
-        with an unversioned publish, which is not the reopened file's answer)."""
+        with an unversioned publish, which is not the reopened file's answer). A server that
+        never says versions (typescript-language-server): the last publish since the reopen,
+        once its settle spell has passed with no other (else the wait ran out its 15 s)."""
         entry = self.server.published.get(doc.uri)
-        return entry is not None and entry.at >= self.sent_at and entry.version == doc.version
+        if entry is None or entry.at < max(self.sent_at, doc.sent_at):
+            return False
+        if entry.version is None and not self.server.versioned:
+            spell = max(SETTLE, self.server.spec.settle)
+            return time.monotonic() - entry.at >= spell
+        return entry.version == doc.version
 
     def checked_note(self) -> list[str]:
         """Relative paths of the files this check covered (for the line saying which)."""

@@ -42,7 +42,7 @@ from .spec import ServerSpec
 from .watching import CHANGED, WatchedFiles, file_events, watchers_from
 
 SHUTDOWN_TIMEOUT = 2.0
-_SETTLE = 0.15  # after a version-less publish, a second one often follows
+SETTLE = 0.15  # after a version-less publish, a second one often follows
 READY_STDERR_LINES = 400  # of the server's stderr searched for its ready line
 _TOUCHED_WAIT = 3.0  # how long a re-publish after a watched-file event is waited for
 _MESSAGES = 20
@@ -235,6 +235,7 @@ class LanguageServer:
         self._watch_lock = asyncio.Lock()
         self.documents: dict[str, Document] = {}
         self.published: dict[str, Published] = {}
+        self.versioned = False  # some publish carried a version (clangd), not none (tsserver)
         self.readiness = Readiness()
         self.messages: deque[str] = deque(maxlen=_MESSAGES)
         self.started_at = time.monotonic()
@@ -471,6 +472,7 @@ class LanguageServer:
         if method == "textDocument/publishDiagnostics" and isinstance(params, dict):
             uri = str(params.get("uri"))
             version = params.get("version")
+            self.versioned = self.versioned or isinstance(version, int)
             self.published[uri] = Published(
                 version if isinstance(version, int) else None,
                 self._relative(params.get("diagnostics")),
@@ -838,7 +840,7 @@ class LanguageServer:
         `settle` (typescript-language-server publishes syntax first, the semantic errors a
         moment later), or as long as the first took when that was longer (a loaded machine)."""
         loop = asyncio.get_running_loop()
-        spell = max(_SETTLE, self.spec.settle, latency)
+        spell = max(SETTLE, self.spec.settle, latency)
         end = min(deadline, loop.time() + spell)
         while (remaining := end - loop.time()) > 0:
             await self.wait_change(remaining)
