@@ -23,12 +23,13 @@ import pytest
 
 from tests.corpus import realworld
 from tests.lsp.conftest import lsp_run
-from tests.lsp.differential import Position, RawClient, binary, raw_locations, raw_request, uri_of
+from tests.lsp.differential import Position, RawClient, uri_of
 from tests.lsp.test_workspaces_realworld import (
     GO_ENV,
     command,
     go_problems,
-    go_work,
+    go_work_offline,
+    raw_references,
     references,
     rename_both,
     show,
@@ -60,18 +61,11 @@ def uses(root: Path, name: str) -> dict[str, int]:
     return out
 
 
-async def raw_references(raw: RawClient, root: Path, at: Position) -> tuple[int, set, float]:
+async def timed_references(raw: RawClient, root: Path, at: Position) -> tuple[int, set, float]:
     """A raw gopls's references at `at` (its file open there): (count, (path, line) set,
     seconds)."""
     began = time.monotonic()
-    params = {
-        "textDocument": {"uri": uri_of(root / at.rel)},
-        "position": {"line": at.line - 1, "character": at.column},
-        "context": {"includeDeclaration": True},
-    }
-    answer = await raw_request(raw, "textDocument/references", params)
-    assert not isinstance(answer, str), answer
-    found = raw_locations(root, answer)
+    found = await raw_references(raw, root, at)
     return len(found), set(found), time.monotonic() - began
 
 
@@ -82,7 +76,7 @@ async def fresh_references(gopls: str, root: Path, at: Position) -> tuple[int, s
     raw = await RawClient.start([gopls], root, env=GO_ENV)
     try:
         await raw.open(root / at.rel, "go")
-        count, found, _ = await raw_references(raw, root, at)
+        count, found, _ = await timed_references(raw, root, at)
     finally:
         await raw.close()
     return count, found, time.monotonic() - began
@@ -126,12 +120,7 @@ def opened(run: Any) -> set[str]:
 async def test_gopls_sees_a_use_added_behind_the_run_on_cobra(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    gopls = binary("gopls", "apt-get install gopls")
-    go = binary("go", "apt-get install golang-go")
-    for name, value in GO_ENV.items():  # our gopls too: no module download is tried
-        monkeypatch.setenv(name, value)
-    root = tmp_path / "gowork"
-    go_work(root)
+    gopls, go, root = go_work_offline(tmp_path, monkeypatch)
     at = spot(root, DECLARED, rf"^func {OLD}\(", OLD)
     figures: list[str] = []
 
@@ -155,7 +144,7 @@ async def test_gopls_sees_a_use_added_behind_the_run_on_cobra(
             with (root / BEHIND).open("a", encoding="utf-8") as out:
                 out.write(ADDED)
             added_line = len((root / BEHIND).read_text(encoding="utf-8").splitlines()) - 1
-            stale, _, _ = await raw_references(raw, root, at)
+            stale, _, _ = await timed_references(raw, root, at)
             count, ours, took, first = await our_references(run, at)
             fresh_count, fresh, fresh_took = await fresh_references(gopls, root, at)
             figures.append(

@@ -262,6 +262,11 @@ async def references(run: Any, raw: RawClient, root: Path, at: Position) -> tupl
             if os.path.isabs(path):
                 path = rel_of(root, Path(path).as_uri())
             ours.add((path, loc["line"]))
+    return ours, set(await raw_references(raw, root, at)), pages[0].text
+
+
+async def raw_references(raw: RawClient, root: Path, at: Position) -> list[tuple[str, int]]:
+    """A raw server's references at `at`, declaration included, as (path, line)."""
     params = {
         "textDocument": {"uri": uri_of(root / at.rel)},
         "position": {"line": at.line - 1, "character": at.column},
@@ -269,7 +274,7 @@ async def references(run: Any, raw: RawClient, root: Path, at: Position) -> tupl
     }
     answer = await raw_request(raw, "textDocument/references", params)
     assert not isinstance(answer, str), answer
-    return ours, set(raw_locations(root, answer)), pages[0].text
+    return raw_locations(root, answer)
 
 
 async def rename_both(
@@ -458,15 +463,22 @@ async def test_yarn_workspace_project_check_checks_every_member(tmp_path: Path) 
 # -- cobra + pflag: a go.work module set -------------------------------------------------------
 
 
-async def test_go_work_references_and_rename_equal_a_raw_gopls(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def go_work_offline(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[str, str, Path]:
+    """gopls, go and the go.work set in `tmp_path`, with GO_ENV for our gopls too (no module
+    download is tried)."""
     gopls = binary("gopls", "apt-get install gopls")
     go = binary("go", "apt-get install golang-go")
-    for name, value in GO_ENV.items():  # our gopls too: no module download is tried
+    for name, value in GO_ENV.items():
         monkeypatch.setenv(name, value)
     root = tmp_path / "gowork"
     go_work(root)
+    return gopls, go, root
+
+
+async def test_go_work_references_and_rename_equal_a_raw_gopls(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    gopls, go, root = go_work_offline(tmp_path, monkeypatch)
     spots = [
         # a method cobra calls for its flag annotations (completions, required flags)
         spot(root, "pflag/flag.go", r"^func \(f \*FlagSet\) SetAnnotation\(", "SetAnnotation"),
