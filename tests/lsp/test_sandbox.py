@@ -437,7 +437,8 @@ async def test_click_in_bwrap(tmp_path: Path, wire: Wire) -> None:
 
 async def test_paths_in_messages_read_as_the_hosts(tmp_path: Path) -> None:
     """A diagnostic that names files ("Cycle detected in import chain /workspace/a.py ...")
-    reads as it would without a sandbox: the host's paths, never the inside's."""
+    reads as it would without a sandbox: the project's paths relative to it, never the
+    inside's (nor the host's absolute ones)."""
     require_binary("basedpyright-langserver", "uv sync")
     root = tmp_path / "cyc"
     root.mkdir()
@@ -449,10 +450,8 @@ async def test_paths_in_messages_read_as_the_hosts(tmp_path: Path) -> None:
     (root / "b.py").write_text("import a\n\nY = 2\nprint(a.X)\n")
     async with sandboxed(root, "basedpyright") as (run, _):
         r = await ok(run, "lsp", {"action": "diagnostics", "file": "a.py"})
-        assert (
-            f"1: error [reportImportCycles]: Cycle detected in import chain {root}/a.py "
-            f"{root}/b.py" in r.text
-        ), r.text
+        chain = "1: error [reportImportCycles]: Cycle detected in import chain a.py b.py"
+        assert chain in r.text and str(root) not in r.text and INSIDE not in r.text, r.text
 
 
 def test_a_message_maps_every_path_in_it(tmp_path: Path) -> None:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import re
 from collections import Counter
 from pathlib import Path
@@ -47,7 +48,9 @@ async def cli_keys(binary: str, root: Path) -> Counter[Key]:
     for d in report["generalDiagnostics"]:
         if d["severity"] in ("error", "warning"):
             rel = Path(d["file"]).relative_to(root).as_posix()
-            keys[(rel, d["severity"], d.get("rule"), _one_line(d["message"]))] += 1
+            # The tool says the project's paths relative to it; so does the oracle here.
+            message = _one_line(d["message"]).replace(f"{root}{os.sep}", "")
+            keys[(rel, d["severity"], d.get("rule"), message)] += 1
     return keys
 
 
