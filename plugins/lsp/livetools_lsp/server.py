@@ -236,6 +236,7 @@ class LanguageServer:
         self.documents: dict[str, Document] = {}
         self.published: dict[str, Published] = {}
         self.versioned = False  # some publish carried a version (clangd), not none (tsserver)
+        self._root_prefix = f"{root.resolve()}{os.sep}"  # resolved once, not at each publish
         self.readiness = Readiness()
         self.messages: deque[str] = deque(maxlen=_MESSAGES)
         self.started_at = time.monotonic()
@@ -461,7 +462,7 @@ class LanguageServer:
         clangd writes an included file's notes into the message ("/…/CLI/Option.hpp:21:10:
         note: error occurred here"), and the model reads paths relative to the root."""
         items = [d for d in diagnostics or [] if isinstance(d, dict)]
-        prefix = f"{self.root.resolve()}{os.sep}"
+        prefix = self._root_prefix
         for i, item in enumerate(items):
             message = item.get("message")
             if isinstance(message, str) and prefix in message:

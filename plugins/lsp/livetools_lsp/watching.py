@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import os
 import re
+import stat
 import time
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -240,7 +241,7 @@ class WatchedFiles:
                 st = path.stat()
             except OSError:
                 continue  # deleted
-            if path.is_file():
+            if stat.S_ISREG(st.st_mode):  # the stat already says so: no second one
                 snap[path] = (st.st_mtime_ns, st.st_size)
                 if mask & (inotify.MODIFY | inotify.CLOSE_WRITE):
                     written.add(path)  # a rewrite in one mtime tick at the same size too
