@@ -53,10 +53,6 @@ def _document(path: Path, language: str) -> dict[str, Any]:
     return {"uri": uri_of(path), "languageId": language, "version": 1, "text": text}
 
 
-def _ended(params: dict[str, Any]) -> bool:
-    return (params.get("value") or {}).get("kind") == "end"
-
-
 class RawClient:
     """Just enough LSP to ask one server process questions, independent of the plugin."""
 
@@ -182,10 +178,13 @@ class RawClient:
                 self.changed.set()
             elif message.get("method") == "$/progress":
                 token = str(message["params"].get("token"))
-                if _ended(message["params"]):
+                kind = (message["params"].get("value") or {}).get("kind")
+                # Only `begin` starts a progress: ccls's indexer threads may send a last
+                # `report` after the `end`, which left the client waiting 60 s for an end.
+                if kind == "end":
                     self.active.discard(token)
                     self.progress_ended.set()
-                else:
+                elif kind == "begin":
                     self.active.add(token)
                 self.changed.set()
 

@@ -493,6 +493,13 @@ class _File:
             return None
         bound = self._bound()
         raw = await self.server.diagnostics(self.doc, bound)
+        if raw is None and not self.first and self.server.busy():
+            # A server at work (clangd indexing while it rebuilds a header's preamble for a
+            # changed include, on a loaded machine) gets the first-open bound before "not ready".
+            more = min(self.server.spec.first_diagnostics - bound, _left(self.deadline))
+            if more > 0.5:
+                raw = await self.server.diagnostics(self.doc, more)
+                bound += more
         if raw is None:
             return _not_ready(self.server, self.rel, bound)
         entry = self.server.published.get(self.doc.uri)
