@@ -30,6 +30,7 @@ from tests.support import REQUIRE_ENV
 THRESHOLD = 0.9  # of the comparisons per server; see docs/lsp.md for what differed and why
 POSITIONS = 6  # sampled identifier positions per project (x each position action)
 RAW_READY = 60.0
+STALLED = 8.0  # seconds without a `$/progress` after which a running one counts as over
 MAX_PAGES = 8  # of 50 references (or 200 symbols) each
 POSITION_ACTIONS = ("definition", "references", "hover")
 # Positions per case in an ordinary run (CI's time); LIVETOOLS_CORPUS_SCALE >= 2 takes the
@@ -67,6 +68,8 @@ class RawClient:
         self.pending: dict[int, asyncio.Future[Any]] = {}
         self.progress_ended = asyncio.Event()
         self.active: set[str] = set()
+        self.progress_at = 0.0  # loop time of the last `$/progress`
+        self.reported: set[str] = set()  # tokens that have sent a `report`
         self.changed = asyncio.Event()
         self.reader = asyncio.get_running_loop().create_task(self._read())
 
@@ -138,10 +141,15 @@ class RawClient:
 
     async def idle(self, bound: float) -> None:
         """Until no `$/progress` runs (clangd's background index, gopls loading), at most
-        `bound`: as a careful client would before a cross-file question."""
+        `bound`: as a careful client would before a cross-file question. A progress that was
+        counting (it sent reports) and then fell silent for STALLED seconds counts as over:
+        ccls sometimes never ends its "index" token (35 of 36 files reported), which cost 60 s
+        a case. One that never reported (gopls loading packages) is waited for."""
         loop = asyncio.get_running_loop()
         end = loop.time() + bound
         while self.active and (left := end - loop.time()) > 0:
+            if self.active <= self.reported and loop.time() - self.progress_at > STALLED:
+                return
             self.changed.clear()
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self.changed.wait(), min(left, 0.5))
@@ -179,8 +187,10 @@ class RawClient:
             elif message.get("method") == "$/progress":
                 token = str(message["params"].get("token"))
                 kind = (message["params"].get("value") or {}).get("kind")
-                # Only `begin` starts a progress: ccls's indexer threads may send a last
-                # `report` after the `end`, which left the client waiting 60 s for an end.
+                self.progress_at = asyncio.get_running_loop().time()
+                if kind == "report":
+                    self.reported.add(token)
+                # Only `begin` starts a progress, as the plugin's own readiness counts it.
                 if kind == "end":
                     self.active.discard(token)
                     self.progress_ended.set()
