@@ -125,6 +125,9 @@ def _tracer(name: str) -> Any:
         if isinstance(params, dict) and uri is None:
             uri = params.get("uri")
         what = message.get("method") or f"reply {message.get('id')}"
+        if what == "$/progress" and isinstance(params, dict):  # token, kind and count
+            value = params.get("value") if isinstance(params.get("value"), dict) else {}
+            what += f" {params.get('token')} {value.get('kind')} {value.get('message') or ''}"
         line = f"{time.monotonic() - start:8.3f} {name} {direction} {what} {uri or ''} {version}"
         with open(target, "a", encoding="utf-8") as out:
             out.write(line.rstrip() + "\n")
@@ -572,6 +575,8 @@ class LanguageServer:
         loading = self.loading()
         if loading:
             return loading
+        if self.spec.await_progress and self.readiness.last_end:
+            return None  # it said when its project was loaded: the warm-up guess is moot
         if self.uptime() < self.spec.warmup:
             return f"started {self.uptime():.1f}s ago"
         return None

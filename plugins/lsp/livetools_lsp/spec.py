@@ -27,11 +27,12 @@ class ServerSpec:
     reach files that are not open (clangd indexes only what compile_commands.json lists).
     `warmup` is how long after start an empty answer may only mean "still indexing";
     `await_progress`: the server reports loading its project as `$/progress` and answers wrongly
-    (not just emptily) before that ends, so position requests wait for the first progress end (at
-    most `warmup` after start). `unchanged_after`: the server publishes diagnostics only when they
-    change (typescript-language-server), so this much silence after a change means "same as
-    before". `ready_log`: a regex over the server's log messages that means its project is
-    loaded (pyright-family: "Found N source files"; answers before it miss files).
+    or emptily before that ends, so position requests wait for the first progress end (at most
+    `warmup` after start); after it an empty answer is the answer. `unchanged_after`: the
+    server publishes diagnostics only when they change (typescript-language-server), so this
+    much silence after a change means "same as before". `ready_log`: a regex over the server's
+    log messages that means its project is loaded (pyright-family: "Found N source files";
+    answers before it miss files).
     `symbol_limit`: the server returns at most this many workspace symbols (gopls 100), so a
     full page means it cut. `python_env`: a pyright-family server: the project's interpreter is
     pushed and the project's own pyright config wins over `settings` (see pyenv.py).

@@ -14,5 +14,6 @@ SERVERS: tuple[ServerSpec, ...] = (
         extensions={".php": "php", ".phtml": "php"},
         checker=("php", "-l", "{file}"),
         warmup=15.0,
+        await_progress=True,  # it indexes the workspace as one "indexing" progress
     ),
 )
