@@ -796,7 +796,9 @@ class LanguageServer:
                 )
             ):
                 if entry.version is None:
-                    latency = max(entry.at - doc.sent_at, 0.0)
+                    # How long the check took, not the project load it waited for (the first
+                    # open of a typescript-language-server project: 2.1 s, then 0.08 s).
+                    latency = max(entry.at - max(doc.sent_at, self.readiness.last_end), 0.0)
                     await self._settle(doc.uri, entry, deadline, latency)
                     return self.published[doc.uri].items
                 return entry.items
