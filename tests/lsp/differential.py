@@ -30,6 +30,7 @@ from tests.support import REQUIRE_ENV
 THRESHOLD = 0.9  # of the comparisons per server; see docs/lsp.md for what differed and why
 POSITIONS = 6  # sampled identifier positions per project (x each position action)
 RAW_READY = 60.0
+RAW_WARM = 10.0  # seconds after its start in which an empty raw answer is asked again
 STALLED = 8.0  # seconds without a `$/progress` after which a running one counts as over
 MAX_PAGES = 8  # of 50 references (or 200 symbols) each
 POSITION_ACTIONS = ("definition", "references", "hover")
@@ -65,6 +66,7 @@ class RawClient:
         self.diagnostics: dict[str, list[dict[str, Any]]] = {}
         self.next_id = 0
         self.answered = False  # a cross-file request got a non-empty answer: it has loaded
+        self.started = asyncio.get_running_loop().time()
         self.pending: dict[int, asyncio.Future[Any]] = {}
         self.progress_ended = asyncio.Event()
         self.active: set[str] = set()
@@ -467,12 +469,14 @@ async def our_pages(run: Any, action: str, spot: Position) -> list[Any]:
 
 
 async def raw_request(raw: RawClient, method: str, params: dict[str, Any]) -> Any:
-    """Asked up to three times until the raw server has answered a cross-file question: a
-    fresh one may answer empty while it loads. After that an empty answer is its answer (the
-    retries cost 2 s at each position without a hover or a reference)."""
+    """An empty answer is asked again (up to three times, a second apart) while the raw server
+    is fresh (RAW_WARM) and has not yet answered a cross-file question: it may be loading.
+    After that an empty answer is its answer (the retries cost 2 s at each empty position)."""
     answer: Any = None
     await raw.idle(RAW_READY)
-    for attempt in range(1 if raw.answered else 3):
+    fresh = asyncio.get_running_loop().time() - raw.started < RAW_WARM
+    tries = 3 if fresh and not raw.answered else 1
+    for attempt in range(tries):
         try:
             answer = await raw.request(method, params)
         except (RuntimeError, TimeoutError) as exc:
@@ -480,7 +484,7 @@ async def raw_request(raw: RawClient, method: str, params: dict[str, Any]) -> An
         cross_file = method in ("textDocument/references", "textDocument/definition")
         if cross_file and answer not in (None, [], "") and not isinstance(answer, str):
             raw.answered = True
-        if answer not in (None, [], "") or attempt == 2:
+        if answer not in (None, [], "") or attempt == tries - 1:
             break
         await asyncio.sleep(1.0)
     return answer
