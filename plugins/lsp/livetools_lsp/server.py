@@ -126,7 +126,8 @@ def _tracer(name: str) -> Any:
             uri = params.get("uri")
         what = message.get("method") or f"reply {message.get('id')}"
         if what == "$/progress" and isinstance(params, dict):  # token, kind and count
-            value = params.get("value") if isinstance(params.get("value"), dict) else {}
+            value = params.get("value")
+            value = value if isinstance(value, dict) else {}
             what += f" {params.get('token')} {value.get('kind')} {value.get('message') or ''}"
         line = f"{time.monotonic() - start:8.3f} {name} {direction} {what} {uri or ''} {version}"
         with open(target, "a", encoding="utf-8") as out:
