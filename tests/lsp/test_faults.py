@@ -34,7 +34,25 @@ class FakeServers:
             command=(sys.executable, str(FAKE), self.mode, str(self.marker)),
             extensions={".fake": "fake"},
             probe=(sys.executable, "--version"),
+            warmup=0.0,  # busy only while it says so
         )
+
+
+@pytest.mark.parametrize(("mode", "late"), [("slow-busy", True), ("slow", False)])
+async def test_a_busy_server_gets_the_first_open_bound_on_write(
+    tmp_path: Path, mode: str, late: bool
+) -> None:
+    """A changed file's diagnostics 5 s late, past the 3 s warm wait: from a server that says
+    it is at work (a progress runs) they are waited for, up to the first-open bound; from one
+    that says nothing the write says "not ready" at 3 s, as before."""
+    (tmp_path / "a.fake").write_text("one\n")
+    plugin = FakeServers(mode, tmp_path / "unused")
+    async with lsp_run(tmp_path, plugins=[("fake", plugin)]) as run:
+        r = await run.call("write", {"path": "a.fake", "content": "two\n"})
+    assert ("came late" in r.text) is late, r.text
+    assert ("diagnostics not ready for a.fake" in r.text) is not late, r.text
+    if late:
+        assert "still busy" not in r.text, r.text
 
 
 @pytest.mark.parametrize(
