@@ -31,7 +31,7 @@ THRESHOLD = 0.9  # of the comparisons per server; see docs/lsp.md for what diffe
 POSITIONS = 6  # sampled identifier positions per project (x each position action)
 RAW_READY = 60.0
 RAW_WARM = 10.0  # seconds after its start in which an empty raw answer is asked again
-STALLED = 8.0  # seconds without a `$/progress` after which a running one counts as over
+STALLED = 8.0  # Case.progress_stalls: seconds of silence after which a counting progress is over
 MAX_PAGES = 8  # of 50 references (or 200 symbols) each
 POSITION_ACTIONS = ("definition", "references", "hover")
 # Positions per case in an ordinary run (CI's time); LIVETOOLS_CORPUS_SCALE >= 2 takes the
@@ -71,6 +71,7 @@ class RawClient:
         self.progress_ended = asyncio.Event()
         self.active: set[str] = set()
         self.progress_at = 0.0  # loop time of the last `$/progress`
+        self.stalled: float | None = None  # see idle(); set for servers whose progress stalls
         self.reported: set[str] = set()  # tokens that have sent a `report`
         self.changed = asyncio.Event()
         self.reader = asyncio.get_running_loop().create_task(self._read())
@@ -143,14 +144,15 @@ class RawClient:
 
     async def idle(self, bound: float) -> None:
         """Until no `$/progress` runs (clangd's background index, gopls loading), at most
-        `bound`: as a careful client would before a cross-file question. A progress that was
-        counting (it sent reports) and then fell silent for STALLED seconds counts as over:
-        ccls sometimes never ends its "index" token (35 of 36 files reported), which cost 60 s
-        a case. One that never reported (gopls loading packages) is waited for."""
+        `bound`: as a careful client would before a cross-file question. With `stalled` set, a
+        progress that was counting (it sent reports) and then fell silent that long counts as
+        over: ccls sometimes never ends its "index" token (35 of 36 files reported), which cost
+        60 s a case. Other servers' progress is waited for (a big file's index may be silent)."""
         loop = asyncio.get_running_loop()
         end = loop.time() + bound
         while self.active and (left := end - loop.time()) > 0:
-            if self.active <= self.reported and loop.time() - self.progress_at > STALLED:
+            silent = loop.time() - self.progress_at
+            if self.stalled is not None and self.active <= self.reported and silent > self.stalled:
                 return
             self.changed.clear()
             with contextlib.suppress(TimeoutError):
@@ -364,6 +366,7 @@ class Case:
     positions: int = POSITIONS
     package: str = ""  # how to install the server, for the skip message
     wait_progress: bool = False  # the raw client waits for the first $/progress end
+    progress_stalls: bool = False  # its counting progress may never end (ccls): STALLED
 
 
 @dataclass
@@ -415,6 +418,7 @@ async def differential(case: Case, tmp_path: Path) -> Outcome:
     outcome = Outcome()
     async with lsp_run(root, [case.server]) as run:
         raw = await raw_start
+        raw.stalled = STALLED if case.progress_stalls else None
         try:
             opened = sorted(
                 {s.rel for s in spots} | {f.relative_to(root).as_posix() for f in files}

@@ -127,6 +127,7 @@ CASES = [
         actions=("symbols", "definition", "references", "hover"),
         init_options={"cache": {"directory": ""}},
         package="apt-get install ccls",
+        progress_stalls=True,
     ),
     Case(
         "perl-uri",
